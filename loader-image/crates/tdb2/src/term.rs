@@ -1,0 +1,265 @@
+//! RDF terms as TDB2 stores them: RDF Thrift (compact protocol) bytes in `nodes-data.obj`,
+//! and the MD5 key of the `nodes` index (tdb2-format.md §4).
+
+use md5::{Digest, Md5};
+
+pub const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
+pub const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
+
+/// A term ready for storage: language tags already formatted, `xsd:string` already folded
+/// into the simple literal (`datatype: None`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Term<'a> {
+    Iri(&'a str),
+    /// The stored label (without `_:`).
+    Blank(&'a str),
+    Literal { lex: &'a str, lang: Option<&'a str>, datatype: Option<&'a str> },
+}
+
+/// Which kind a stored term is, from the first byte of its Thrift encoding.
+pub fn kind_of_encoded(bytes: &[u8]) -> Option<u8> {
+    bytes.first().map(|b| b >> 4)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    loop {
+        let b = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+fn put_string(out: &mut Vec<u8>, header: u8, s: &str) {
+    out.push(header);
+    put_varint(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// Appends the `RDF_Term` union in Thrift compact protocol, as `tdb2.xloader` writes it
+/// (plain `RDF_Literal`, never the value forms).
+pub fn encode_term(t: &Term<'_>, out: &mut Vec<u8>) {
+    match *t {
+        Term::Iri(iri) => {
+            out.push(0x1C);
+            put_string(out, 0x18, iri);
+            out.extend_from_slice(&[0, 0]);
+        }
+        Term::Blank(label) => {
+            out.push(0x2C);
+            put_string(out, 0x18, label);
+            out.extend_from_slice(&[0, 0]);
+        }
+        Term::Literal { lex, lang, datatype } => {
+            out.push(0x3C);
+            put_string(out, 0x18, lex); // field 1: lex
+            if let Some(lang) = lang {
+                put_string(out, 0x18, lang); // field 2: langtag (delta 1)
+            } else if let Some(dt) = datatype {
+                put_string(out, 0x28, dt); // field 3: datatype (delta 2)
+            }
+            out.extend_from_slice(&[0, 0]);
+        }
+    }
+}
+
+/// The 16-byte key of the `nodes` index: MD5 of `lex|lang|datatype|kind` (§4.2).
+pub fn node_hash(t: &Term<'_>) -> [u8; 16] {
+    let mut h = Md5::new();
+    match *t {
+        Term::Iri(iri) => {
+            h.update(iri.as_bytes());
+            h.update(b"|||uri");
+        }
+        Term::Blank(label) => {
+            h.update(label.as_bytes());
+            h.update(b"|||bnode");
+        }
+        Term::Literal { lex, lang, datatype } => {
+            h.update(lex.as_bytes());
+            h.update(b"|");
+            if let Some(lang) = lang {
+                h.update(lang.as_bytes());
+                h.update(b"||literal");
+            } else {
+                h.update(b"|");
+                if let Some(dt) = datatype {
+                    h.update(dt.as_bytes());
+                }
+                h.update(b"|literal");
+            }
+        }
+    }
+    h.finalize().into()
+}
+
+/// Formats a language tag the way Jena's parser does before storing it (RFC 5646 §2.1.1
+/// case conventions): primary language lower case, 2-letter region upper case, 4-letter
+/// script title case, everything after a singleton lower case.
+pub fn format_lang_tag(tag: &str, out: &mut String) {
+    out.clear();
+    let mut after_singleton = false;
+    for (i, part) in tag.split('-').enumerate() {
+        if i > 0 {
+            out.push('-');
+        }
+        if i == 0 || after_singleton {
+            out.extend(part.chars().map(|c| c.to_ascii_lowercase()));
+        } else if part.len() == 1 {
+            out.extend(part.chars().map(|c| c.to_ascii_lowercase()));
+            after_singleton = true;
+        } else if part.len() == 2 {
+            out.extend(part.chars().map(|c| c.to_ascii_uppercase()));
+        } else if part.len() == 4 {
+            let mut cs = part.chars();
+            if let Some(c) = cs.next() {
+                out.push(c.to_ascii_uppercase());
+            }
+            out.extend(cs.map(|c| c.to_ascii_lowercase()));
+        } else {
+            out.extend(part.chars().map(|c| c.to_ascii_lowercase()));
+        }
+    }
+}
+
+/// Decodes one stored term (for checks and tests). Returns the term's parts and the
+/// number of bytes it occupies.
+pub fn decode_term(bytes: &[u8]) -> Option<(DecodedTerm, usize)> {
+    fn varint(b: &[u8], pos: &mut usize) -> Option<u64> {
+        let mut n = 0u64;
+        let mut shift = 0;
+        loop {
+            let byte = *b.get(*pos)?;
+            *pos += 1;
+            n |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(n);
+            }
+            shift += 7;
+        }
+    }
+    fn string(b: &[u8], pos: &mut usize) -> Option<String> {
+        let len = varint(b, pos)? as usize;
+        let s = std::str::from_utf8(b.get(*pos..*pos + len)?).ok()?.to_owned();
+        *pos += len;
+        Some(s)
+    }
+    let mut pos = 1;
+    let kind = bytes.first()? >> 4;
+    let mut fields: [Option<String>; 6] = Default::default();
+    let mut field = 0u8;
+    loop {
+        let h = *bytes.get(pos)?;
+        pos += 1;
+        if h == 0 {
+            break;
+        }
+        field += h >> 4;
+        if h & 0x0f != 8 || field as usize >= fields.len() {
+            return None;
+        }
+        fields[field as usize] = Some(string(bytes, &mut pos)?);
+    }
+    if *bytes.get(pos)? != 0 {
+        return None;
+    }
+    pos += 1;
+    let [_, f1, f2, f3, _, _] = fields;
+    let t = match kind {
+        1 => DecodedTerm::Iri(f1?),
+        2 => DecodedTerm::Blank(f1?),
+        3 => DecodedTerm::Literal { lex: f1?, lang: f2, datatype: f3 },
+        _ => return None,
+    };
+    Some((t, pos))
+}
+
+/// An owned term decoded from `nodes-data.obj`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DecodedTerm {
+    Iri(String),
+    Blank(String),
+    Literal { lex: String, lang: Option<String>, datatype: Option<String> },
+}
+
+impl DecodedTerm {
+    pub fn as_term(&self) -> Term<'_> {
+        match self {
+            DecodedTerm::Iri(s) => Term::Iri(s),
+            DecodedTerm::Blank(s) => Term::Blank(s),
+            DecodedTerm::Literal { lex, lang, datatype } => {
+                Term::Literal { lex, lang: lang.as_deref(), datatype: datatype.as_deref() }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    #[test]
+    fn thrift_bytes_match_the_spec_examples() {
+        let mut out = Vec::new();
+        encode_term(&Term::Literal { lex: "hello", lang: None, datatype: None }, &mut out);
+        assert_eq!(hex(&out), "3c180568656c6c6f0000");
+        out.clear();
+        encode_term(&Term::Iri("http://example/s"), &mut out);
+        assert_eq!(out[..3], [0x1c, 0x18, 0x10]);
+        assert_eq!(&out[3..19], b"http://example/s");
+        assert_eq!(out[19..], [0, 0]);
+    }
+
+    #[test]
+    fn node_hash_is_md5_of_the_joined_parts() {
+        let direct: [u8; 16] = Md5::digest(b"http://example/s|||uri").into();
+        assert_eq!(node_hash(&Term::Iri("http://example/s")), direct);
+        let lit: [u8; 16] = Md5::digest(b"chat|fr||literal").into();
+        assert_eq!(node_hash(&Term::Literal { lex: "chat", lang: Some("fr"), datatype: None }), lit);
+        let typed: [u8; 16] = Md5::digest(b"x||http://e/dt|literal").into();
+        assert_eq!(node_hash(&Term::Literal { lex: "x", lang: None, datatype: Some("http://e/dt") }), typed);
+        let simple: [u8; 16] = Md5::digest(b"hello|||literal").into();
+        assert_eq!(node_hash(&Term::Literal { lex: "hello", lang: None, datatype: None }), simple);
+    }
+
+    #[test]
+    fn language_tags_follow_rfc5646_case() {
+        let mut s = String::new();
+        for (input, want) in [
+            ("EN-GB", "en-GB"),
+            ("EN-latn-us", "en-Latn-US"),
+            ("zh-hant-TW", "zh-Hant-TW"),
+            ("en-x-ABCD-GB", "en-x-abcd-gb"),
+            ("de-CH-1996", "de-CH-1996"),
+            ("sgn-BE-FR", "sgn-BE-FR"),
+        ] {
+            format_lang_tag(input, &mut s);
+            assert_eq!(s, want, "{input}");
+        }
+    }
+
+    #[test]
+    fn decode_inverts_encode() {
+        let terms = [
+            Term::Iri("http://a/é"),
+            Term::Blank("b0"),
+            Term::Literal { lex: "", lang: None, datatype: None },
+            Term::Literal { lex: "x\ny", lang: Some("en-GB"), datatype: None },
+            Term::Literal { lex: "1", lang: None, datatype: Some("http://e/dt") },
+        ];
+        for t in terms {
+            let mut out = Vec::new();
+            encode_term(&t, &mut out);
+            let (d, n) = decode_term(&out).unwrap();
+            assert_eq!(n, out.len());
+            assert_eq!(d.as_term(), t);
+        }
+    }
+}

@@ -44,4 +44,30 @@ test-loader: test-loader-unit ## All loader tests (unit, conformance, fidelity a
 tools-jena: ## Jena 5.6.0 + Fuseki server jar from Maven Central.
 	bash hack/install-jena.sh
 
+##@ Benchmarks (bench/, not part of `make test`; see bench/README.md)
+
+BENCH_PYTHON ?= python3
+# Extra bench/run.py options, e.g. BENCH_ARGS="--repeat 3" or "--skip tdb2-parallel".
+BENCH_ARGS ?=
+# rdf-bulkload's --memory for the x50 run: below the size of its dictionary, so the
+# spill path is exercised (x50's term file, nodes-data.obj, is ~50x bsbm-1m's).
+BENCH_X50_MEMORY ?= 1G
+
+.PHONY: bench
+bench: loader tools-jena ## Full side-by-side benchmark: BSBM x10 (all anchors) and x50 (--memory budget, no xloader).
+	$(BENCH_PYTHON) bench/run.py --dataset bsbm-x10,bsbm-x50 --memory bsbm-x50=$(BENCH_X50_MEMORY) \
+	  --skip-slow bsbm-x50 $(BENCH_ARGS)
+
+.PHONY: bench-quick
+bench-quick: loader tools-jena ## The same benchmark on bsbm-1m only (a few minutes).
+	$(BENCH_PYTHON) bench/run.py --dataset bsbm-1m $(BENCH_ARGS)
+
+.PHONY: bench-data
+bench-data: ## Make the synthetic x10/x50 scale-ups (cached) and the anchors' venv, run nothing.
+	$(BENCH_PYTHON) bench/run.py --dataset bsbm-x10,bsbm-x50 --prepare-only
+
+.PHONY: test-bench
+test-bench: ## Self-test of the benchmark harness (ratios, table, RSS-tree polling; seconds).
+	$(BENCH_PYTHON) -m unittest -v bench/test_benchlib.py
+
 ##@ Operator (Go, operator/)

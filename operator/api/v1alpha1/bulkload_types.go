@@ -1,0 +1,665 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BulkLoadSpec says where a dump set lives, how to build a database from it, and
+// where the result goes.
+type BulkLoadSpec struct {
+	// source is the S3-compatible location of the RDF dump files.
+	// +required
+	Source SourceSpec `json:"source"`
+
+	// database describes the database to build and the volumes it is built on.
+	// +required
+	Database DatabaseSpec `json:"database"`
+
+	// loader configures the load step (the rdf-bulkload binary).
+	// +kubebuilder:default={}
+	// +optional
+	Loader LoaderSpec `json:"loader,omitempty"`
+
+	// fetch configures the step that copies the source objects onto the scratch volume.
+	// +kubebuilder:default={}
+	// +optional
+	Fetch FetchSpec `json:"fetch,omitempty"`
+
+	// validate configures the step in which Jena opens the new database and answers
+	// probe queries before it is snapshotted.
+	// +kubebuilder:default={}
+	// +optional
+	Validate ValidateSpec `json:"validate,omitempty"`
+
+	// snapshot configures the VolumeSnapshots of built databases and their retention.
+	// +kubebuilder:default={}
+	// +optional
+	Snapshot SnapshotSpec `json:"snapshot,omitempty"`
+
+	// serving names the query workload that receives each new database. Without it
+	// the build ends with a ready VolumeSnapshot.
+	// +optional
+	Serving *ServingSpec `json:"serving,omitempty"`
+
+	// trigger decides when a build starts: on spec changes (manual) or when a new
+	// complete dump set appears in the source (watch).
+	// +kubebuilder:default={}
+	// +optional
+	Trigger TriggerSpec `json:"trigger,omitempty"`
+
+	// retry bounds the retries of retryable failures (transient I/O, interrupted
+	// load); final failures (bad input, missing input, resources exhausted) are not retried.
+	// +kubebuilder:default={}
+	// +optional
+	Retry RetrySpec `json:"retry,omitempty"`
+
+	// serviceAccountName is the ServiceAccount the build pods run as. It needs the
+	// permissions of Argo's executor (create/patch workflowtaskresults).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+}
+
+// SourceSpec is an S3-compatible location holding a dump set.
+// +kubebuilder:validation:XValidation:rule="(has(self.keys) && size(self.keys) > 0) || has(self.completion)",message="source.completion (a marker or a manifest) is required unless source.keys lists the objects: a prefix alone may be half-uploaded"
+// +kubebuilder:validation:XValidation:rule="!(has(self.caSecretRef) && has(self.caConfigMapRef))",message="set at most one of source.caSecretRef and source.caConfigMapRef"
+// +kubebuilder:validation:XValidation:rule="!(self.insecureSkipTLSVerify && (has(self.caSecretRef) || has(self.caConfigMapRef)))",message="source.insecureSkipTLSVerify contradicts a configured CA"
+type SourceSpec struct {
+	// endpoint is the base URL of the S3 API, e.g. https://s3.eu-west-1.amazonaws.com
+	// or http://minio.storage:9000.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''",message="source.endpoint must be an http:// or https:// URL with a host"
+	// +required
+	Endpoint string `json:"endpoint"`
+
+	// bucket is the bucket holding the dump set.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`
+	// +required
+	Bucket string `json:"bucket"`
+
+	// prefix selects the objects under this key prefix, e.g. "wikidata/2026-11-20/".
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Prefix string `json:"prefix,omitempty"`
+
+	// keys lists object keys to load, in addition to those under prefix.
+	// +kubebuilder:validation:MaxItems=10000
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +listType=set
+	// +optional
+	Keys []string `json:"keys,omitempty"`
+
+	// include keeps only objects whose key (relative to prefix) matches one of these
+	// glob patterns, e.g. "*.nt.gz". Empty means every object.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=256
+	// +listType=set
+	// +optional
+	Include []string `json:"include,omitempty"`
+
+	// completion names the object that says the dump set is completely uploaded.
+	// +optional
+	Completion *CompletionSpec `json:"completion,omitempty"`
+
+	// credentialsSecretRef names a Secret in the BulkLoad's namespace with the access
+	// key pair. Without it the bucket is read anonymously.
+	// +optional
+	CredentialsSecretRef *CredentialsSecretReference `json:"credentialsSecretRef,omitempty"`
+
+	// caSecretRef names a Secret key holding the PEM CA bundle that signs the endpoint's certificate.
+	// +optional
+	CASecretRef *KeyReference `json:"caSecretRef,omitempty"`
+
+	// caConfigMapRef names a ConfigMap key holding the PEM CA bundle that signs the endpoint's certificate.
+	// +optional
+	CAConfigMapRef *KeyReference `json:"caConfigMapRef,omitempty"`
+
+	// insecureSkipTLSVerify disables certificate verification (test setups only).
+	// +kubebuilder:default=false
+	// +optional
+	InsecureSkipTLSVerify bool `json:"insecureSkipTLSVerify,omitempty"`
+}
+
+// CompletionSpec says how to tell that a dump set is complete: exactly one of a
+// marker object or a manifest object.
+// +kubebuilder:validation:XValidation:rule="has(self.marker) != has(self.manifest)",message="source.completion needs exactly one of marker or manifest"
+type CompletionSpec struct {
+	// marker is the full key of an object whose presence says every object under
+	// prefix is uploaded, e.g. "wikidata/2026-11-20/_SUCCESS".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Marker string `json:"marker,omitempty"`
+
+	// manifest names an object listing the dump set's objects with their sizes and digests.
+	// +optional
+	Manifest *ManifestSpec `json:"manifest,omitempty"`
+}
+
+// DigestAlgorithm names the digest used by a manifest.
+// +kubebuilder:validation:Enum=sha256;sha512;md5
+type DigestAlgorithm string
+
+const (
+	DigestSHA256 DigestAlgorithm = "sha256"
+	DigestSHA512 DigestAlgorithm = "sha512"
+	DigestMD5    DigestAlgorithm = "md5"
+)
+
+// ManifestSpec names a manifest object.
+type ManifestSpec struct {
+	// key is the full key of the manifest object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Key string `json:"key"`
+
+	// digestAlgorithm is the algorithm of the digests listed in the manifest.
+	// +kubebuilder:default=sha256
+	// +optional
+	DigestAlgorithm DigestAlgorithm `json:"digestAlgorithm,omitempty"`
+}
+
+// CredentialsSecretReference names a Secret holding an S3 access key pair.
+type CredentialsSecretReference struct {
+	// name of the Secret, in the BulkLoad's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// accessKeyIDKey is the Secret key holding the access key id.
+	// +kubebuilder:default=AWS_ACCESS_KEY_ID
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	AccessKeyIDKey string `json:"accessKeyIDKey,omitempty"`
+
+	// secretAccessKeyKey is the Secret key holding the secret access key.
+	// +kubebuilder:default=AWS_SECRET_ACCESS_KEY
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	SecretAccessKeyKey string `json:"secretAccessKeyKey,omitempty"`
+}
+
+// KeyReference names one key of a Secret or ConfigMap in the BulkLoad's namespace.
+type KeyReference struct {
+	// name of the Secret or ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// key within it.
+	// +kubebuilder:default="ca.crt"
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// DatabaseFormat is the on-disk format of the built database.
+// +kubebuilder:validation:Enum=tdb2
+type DatabaseFormat string
+
+// FormatTDB2 is Apache Jena TDB2, opened by unmodified Jena 5.x and Fuseki.
+const FormatTDB2 DatabaseFormat = "tdb2"
+
+// DatabaseSpec describes the database and the volumes it is built on.
+type DatabaseSpec struct {
+	// format of the database.
+	// +kubebuilder:default=tdb2
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="database.format is immutable"
+	// +optional
+	Format DatabaseFormat `json:"format,omitempty"`
+
+	// storageClassName is the class of the build volumes, ideally local NVMe with
+	// WaitForFirstConsumer binding. Empty means the cluster's default class. It is
+	// immutable because snapshots restore only through the same CSI driver.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="database.storageClassName is immutable"
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+
+	// size of the database volume (the database, its build report and rejects file).
+	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="database.size must be positive"
+	// +required
+	Size resource.Quantity `json:"size"`
+
+	// scratchSize is the size of the scratch volume holding the downloaded inputs
+	// and the loader's temporary sort runs. Defaults to size.
+	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="database.scratchSize must be positive"
+	// +optional
+	ScratchSize *resource.Quantity `json:"scratchSize,omitempty"`
+}
+
+// BadInputPolicy says what the loader does with a malformed input line.
+// +kubebuilder:validation:Enum=strict;skip
+type BadInputPolicy string
+
+const (
+	// OnErrorStrict stops the load at the first bad line (a final failure).
+	OnErrorStrict BadInputPolicy = "strict"
+	// OnErrorSkip writes bad lines to a rejects file and goes on, up to maxRejects.
+	OnErrorSkip BadInputPolicy = "skip"
+)
+
+// LoaderSpec configures the load step.
+// +kubebuilder:validation:XValidation:rule="self.onError == 'skip' || !has(self.maxRejects)",message="loader.maxRejects applies only when loader.onError is skip"
+// +kubebuilder:validation:XValidation:rule="!has(self.memoryBudget) || !has(self.resources) || !has(self.resources.limits) || !('memory' in self.resources.limits) || quantity(self.memoryBudget).isLessThan(quantity(self.resources.limits['memory']))",message="loader.memoryBudget must be below loader.resources.limits.memory: the loader needs headroom beyond its budget"
+type LoaderSpec struct {
+	// image of the loader (contains rdf-bulkload and rdf-bulkload-validate).
+	// Empty means the operator's default loader image.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// imagePullPolicy of the loader and validate containers.
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// resources of the load container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// memoryBudget is the memory the loader plans with (dictionary, sort runs).
+	// Defaults to three quarters of the memory limit (or request), else 2Gi.
+	// +kubebuilder:validation:XValidation:rule="quantity(self).compareTo(quantity('64Mi')) >= 0",message="loader.memoryBudget must be at least 64Mi"
+	// +optional
+	MemoryBudget *resource.Quantity `json:"memoryBudget,omitempty"`
+
+	// threads is the loader's parallelism. Defaults to the CPU limit (or request), else 2.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +optional
+	Threads int32 `json:"threads,omitempty"`
+
+	// onError is the bad-input policy: strict stops at the first bad line, skip
+	// records bad lines in a rejects file.
+	// +kubebuilder:default=strict
+	// +optional
+	OnError BadInputPolicy `json:"onError,omitempty"`
+
+	// maxRejects is the number of rejected lines after which a skip-policy load fails.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxRejects *int64 `json:"maxRejects,omitempty"`
+}
+
+// FetchSpec configures the fetch step.
+type FetchSpec struct {
+	// image of the fetch step. Empty means the operator's own image, which ships
+	// rdf-bulkload-fetch.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// resources of the fetch container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// ValidateSpec configures the validate step.
+type ValidateSpec struct {
+	// image of the validate step (contains rdf-bulkload-validate). Empty means loader.image.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// resources of the validate container. Empty means loader.resources.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// SnapshotDeletionPolicy says what happens to snapshots when the BulkLoad is deleted.
+// +kubebuilder:validation:Enum=Retain;Delete
+type SnapshotDeletionPolicy string
+
+const (
+	// SnapshotRetain keeps the retained snapshots (and restored serving volumes) when
+	// the BulkLoad is deleted.
+	SnapshotRetain SnapshotDeletionPolicy = "Retain"
+	// SnapshotDelete deletes them with the BulkLoad, except a volume the serving
+	// workload still mounts.
+	SnapshotDelete SnapshotDeletionPolicy = "Delete"
+)
+
+// SnapshotSpec configures the VolumeSnapshots of built databases.
+type SnapshotSpec struct {
+	// volumeSnapshotClassName is the class of the snapshots. Empty means the
+	// cluster's default class for the volume's driver.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	VolumeSnapshotClassName string `json:"volumeSnapshotClassName,omitempty"`
+
+	// keep is how many snapshots (the current one included) are retained; older
+	// ones are pruned. At least 2, so the previous database stays for rollback.
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Keep int32 `json:"keep,omitempty"`
+
+	// onDelete says whether retained snapshots outlive the BulkLoad.
+	// +kubebuilder:default=Retain
+	// +optional
+	OnDelete SnapshotDeletionPolicy `json:"onDelete,omitempty"`
+}
+
+// WorkloadKind is the kind of the serving workload.
+// +kubebuilder:validation:Enum=Deployment;StatefulSet
+type WorkloadKind string
+
+const (
+	WorkloadDeployment  WorkloadKind = "Deployment"
+	WorkloadStatefulSet WorkloadKind = "StatefulSet"
+)
+
+// ServingSpec names the query workload (e.g. Fuseki) that mounts the database.
+type ServingSpec struct {
+	// kind of the workload.
+	// +kubebuilder:default=Deployment
+	// +optional
+	Kind WorkloadKind `json:"kind,omitempty"`
+
+	// name of the workload, in the BulkLoad's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// volumeName is the pod template volume switched to the PVC restored from the
+	// new snapshot (a rolling update).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	VolumeName string `json:"volumeName"`
+
+	// storageClassName of the restored volume. Empty means database.storageClassName.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName string `json:"storageClassName,omitempty"`
+
+	// accessModes of the restored volume.
+	// +kubebuilder:default={"ReadWriteOnce"}
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=atomic
+	// +optional
+	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty"`
+}
+
+// TriggerMode says what starts a build.
+// +kubebuilder:validation:Enum=manual;watch
+type TriggerMode string
+
+const (
+	// TriggerManual builds when the build-relevant spec changes (or trigger.rebuild does).
+	TriggerManual TriggerMode = "manual"
+	// TriggerWatch polls the source and builds each new complete dump set.
+	TriggerWatch TriggerMode = "watch"
+)
+
+// TriggerSpec decides when builds start.
+// +kubebuilder:validation:XValidation:rule="self.mode != 'watch' || duration(self.interval) >= duration('30s')",message="trigger.interval must be at least 30s in watch mode"
+type TriggerSpec struct {
+	// mode: manual (build on spec change) or watch (poll the source for new complete dump sets).
+	// +kubebuilder:default=manual
+	// +optional
+	Mode TriggerMode `json:"mode,omitempty"`
+
+	// interval between polls of the source in watch mode.
+	// +kubebuilder:default="5m"
+	// +optional
+	Interval metav1.Duration `json:"interval,omitempty"`
+
+	// settlePeriod is how long a dump set must stay unchanged after its completion
+	// object appears before it is built (watch mode).
+	// +kubebuilder:default="2m"
+	// +optional
+	SettlePeriod metav1.Duration `json:"settlePeriod,omitempty"`
+
+	// rebuild: changing it to any new value builds again from the same source.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Rebuild string `json:"rebuild,omitempty"`
+}
+
+// RetrySpec bounds retries of retryable failures.
+type RetrySpec struct {
+	// limit is how often a failing step is retried inside one workflow.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=20
+	// +optional
+	Limit int32 `json:"limit,omitempty"`
+
+	// buildAttempts is how many workflows are started for one source revision
+	// before the build is declared failed. A resumable failure (e.g. the load pod
+	// was evicted) resumes from the loader's checkpoints on the kept volumes.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	// +optional
+	BuildAttempts int32 `json:"buildAttempts,omitempty"`
+
+	// backoff is the first wait before a retry; each further retry waits twice as
+	// long, up to maxBackoff.
+	// +kubebuilder:default="30s"
+	// +optional
+	Backoff metav1.Duration `json:"backoff,omitempty"`
+
+	// maxBackoff caps the wait between retries.
+	// +kubebuilder:default="10m"
+	// +optional
+	MaxBackoff metav1.Duration `json:"maxBackoff,omitempty"`
+}
+
+// Phase is the coarse state of a BulkLoad.
+// +kubebuilder:validation:Enum=Pending;Fetching;Loading;Validating;Snapshotting;Ready;Failed
+type Phase string
+
+const (
+	PhasePending      Phase = "Pending"
+	PhaseFetching     Phase = "Fetching"
+	PhaseLoading      Phase = "Loading"
+	PhaseValidating   Phase = "Validating"
+	PhaseSnapshotting Phase = "Snapshotting"
+	PhaseReady        Phase = "Ready"
+	PhaseFailed       Phase = "Failed"
+)
+
+// Condition types, in kstatus form so Argo CD and Flux read health.
+const (
+	// ConditionReady is True when the database of the current source revision is
+	// built, snapshotted and handed off.
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while a build is under way or queued.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the operator cannot make progress without a
+	// change: an invalid spec or a final build failure.
+	ConditionStalled = "Stalled"
+)
+
+// BulkLoadStatus is the observed state of a BulkLoad.
+type BulkLoadStatus struct {
+	// phase is the coarse state: Pending, Fetching, Loading, Validating, Snapshotting, Ready or Failed.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// conditions: Ready, Reconciling, Stalled.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// sourceRevision identifies the dump set being built.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	SourceRevision string `json:"sourceRevision,omitempty"`
+
+	// queuedRevision is a newer dump set that arrived during a build; it is built next.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	QueuedRevision string `json:"queuedRevision,omitempty"`
+
+	// lastBuiltRevision identifies the dump set of the current snapshot.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	LastBuiltRevision string `json:"lastBuiltRevision,omitempty"`
+
+	// lastFailedRevision is a revision whose build failed finally; it is not retried
+	// until the source or spec changes.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	LastFailedRevision string `json:"lastFailedRevision,omitempty"`
+
+	// workflow refers to the Argo Workflow of the current (or last) build.
+	// +optional
+	Workflow *WorkflowReference `json:"workflow,omitempty"`
+
+	// attempt counts the workflows started for sourceRevision (1 = first).
+	// +optional
+	Attempt int32 `json:"attempt,omitempty"`
+
+	// retryAfter is when the next attempt of a failed, retryable build starts.
+	// +optional
+	RetryAfter *metav1.Time `json:"retryAfter,omitempty"`
+
+	// buildStartTime is when the current build's first workflow was created.
+	// +optional
+	BuildStartTime *metav1.Time `json:"buildStartTime,omitempty"`
+
+	// lastFailure describes the last failed step.
+	// +optional
+	LastFailure *BuildFailure `json:"lastFailure,omitempty"`
+
+	// currentSnapshot is the VolumeSnapshot of the newest built database.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	CurrentSnapshot string `json:"currentSnapshot,omitempty"`
+
+	// snapshots is the short history of retained snapshots, newest first.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=atomic
+	// +optional
+	Snapshots []SnapshotRecord `json:"snapshots,omitempty"`
+
+	// servingClaim is the PVC handed to the serving workload.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServingClaim string `json:"servingClaim,omitempty"`
+
+	// load holds the figures of the newest successful load.
+	// +optional
+	Load *LoadFigures `json:"load,omitempty"`
+}
+
+// WorkflowReference names an Argo Workflow in the BulkLoad's namespace.
+type WorkflowReference struct {
+	// name of the Workflow.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// phase of the Workflow as last observed (Pending, Running, Succeeded, Failed, Error).
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Phase string `json:"phase,omitempty"`
+}
+
+// BuildFailure describes a failed build step.
+type BuildFailure struct {
+	// step that failed: fetch, load, validate or snapshot.
+	// +kubebuilder:validation:MaxLength=32
+	Step string `json:"step"`
+	// exitCode of the step's container, when it exited.
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+	// reason is a CamelCase summary such as BadInput or TransientIO.
+	// +kubebuilder:validation:MaxLength=64
+	Reason string `json:"reason"`
+	// message from the workflow.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
+	// retryable says whether the failure class may succeed on retry.
+	Retryable bool `json:"retryable"`
+}
+
+// SnapshotRecord is one retained database snapshot.
+type SnapshotRecord struct {
+	// name of the VolumeSnapshot.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// revision of the dump set it holds.
+	// +kubebuilder:validation:MaxLength=256
+	Revision string `json:"revision"`
+	// creationTime of the snapshot.
+	CreationTime metav1.Time `json:"creationTime"`
+	// triples in the database.
+	// +optional
+	Triples int64 `json:"triples,omitempty"`
+}
+
+// LoadFigures are the loader's report of a successful load.
+type LoadFigures struct {
+	// triples loaded into the default graph.
+	Triples int64 `json:"triples"`
+	// quads loaded into named graphs.
+	Quads int64 `json:"quads"`
+	// rejects is the number of bad input lines skipped (skip policy).
+	Rejects int64 `json:"rejects"`
+	// duration of the load step.
+	Duration metav1.Duration `json:"duration"`
+	// triplesPerSecond is (triples + quads) / duration.
+	TriplesPerSecond int64 `json:"triplesPerSecond"`
+	// databaseBytes is the size of the built database.
+	DatabaseBytes int64 `json:"databaseBytes"`
+}
+
+// BulkLoad builds an RDF database (Apache Jena TDB2) from dump files in object
+// storage, snapshots it and hands it to a query workload.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=bl,categories=rdf
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Triples",type=integer,JSONPath=`.status.load.triples`
+// +kubebuilder:printcolumn:name="Snapshot",type=string,JSONPath=`.status.currentSnapshot`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastBuiltRevision`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters so that the names of workflows, volumes and snapshots derived from it fit"
+type BulkLoad struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec BulkLoadSpec `json:"spec"`
+
+	// +optional
+	Status BulkLoadStatus `json:"status,omitempty"`
+}
+
+// BulkLoadList is a list of BulkLoads.
+//
+// +kubebuilder:object:root=true
+type BulkLoadList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []BulkLoad `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&BulkLoad{}, &BulkLoadList{})
+}

@@ -1,0 +1,373 @@
+"""Fixtures for the loader fidelity suites (real Jena 5.6.0 and Fuseki are the oracles).
+
+Environment:
+  RDF_BULKLOAD        path of the loader binary (default loader-image/target/release/rdf-bulkload)
+  RDF_BULKLOAD_CMD    a whole command (shell words) used instead of the binary; only for proving the
+                      harness with a stand-in (tests/standin_refwriter.py) before the loader exists
+  RDF_BULKLOAD_CACHE  cache root (default ~/.cache/rdf-bulkload): Jena, venv, xloader references
+  JENA_HOME           Jena distribution (default $RDF_BULKLOAD_CACHE/jena-5.6.0/apache-jena-5.6.0)
+  RDF_BULKLOAD_FUSEKI_JAR  Fuseki server jar (default beside JENA_HOME)
+  CI=true             ../shared must be present: cases that need it fail instead of skipping
+"""
+import collections
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, TESTS)
+
+import rdfcanon  # noqa: E402
+import tdb2read  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(TESTS))
+SHARED = os.path.normpath(os.path.join(ROOT, '..', 'shared'))
+CACHE = os.environ.get('RDF_BULKLOAD_CACHE') or os.path.expanduser('~/.cache/rdf-bulkload')
+JENA_VERSION = '5.6.0'
+IN_CI = os.environ.get('CI') == 'true'
+EDGE = os.path.join(TESTS, 'data', 'edge')
+
+# Loader exit codes (the CLI contract).
+EXIT_OK, EXIT_USAGE, EXIT_BAD_INPUT, EXIT_MISSING, EXIT_RESOURCES, EXIT_INTERRUPTED, EXIT_INTERNAL = 0, 2, 3, 4, 5, 6, 70
+
+
+def shared_path(*rel):
+    """Path under ../shared, or skip (fail under CI=true, where ../shared is guaranteed)."""
+    p = os.path.join(SHARED, *rel)
+    if not os.path.exists(p):
+        msg = '%s is absent' % p
+        if IN_CI:
+            pytest.fail(msg + ' (CI=true guarantees ../shared)')
+        pytest.skip(msg)
+    return p
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for chunk in iter(lambda: f.read(1 << 20), b''):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run(cmd, timeout=1800, **kw):
+    """Run a command, capture text output; never raises on a non-zero exit."""
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          errors='replace', timeout=timeout, **kw)
+
+
+@contextlib.contextmanager
+def file_lock(path):
+    """An exclusive flock: serialises cache builds between concurrent test runs on one machine."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'a') as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# ----------------------------------------------------------------------------- Jena
+class Jena:
+    def __init__(self, home, fuseki_jar):
+        self.home = home
+        self.fuseki_jar = fuseki_jar
+        self.env = dict(os.environ, JENA_HOME=home,
+                        JVM_ARGS=os.environ.get('RDF_BULKLOAD_JVM_ARGS', '-Xmx2G'))
+        self.refs = os.path.join(CACHE, 'jena-refs', 'jena-%s' % JENA_VERSION)
+
+    def cmd(self, name, *args, timeout=1800, check=True):
+        r = run([os.path.join(self.home, 'bin', name)] + list(args), env=self.env, timeout=timeout)
+        if check and r.returncode != 0:
+            raise AssertionError('%s %s failed (%d):\n%s' % (name, ' '.join(args), r.returncode, r.stderr[-4000:]))
+        return r
+
+    def tdbdump(self, db):
+        return self.cmd('tdb2.tdbdump', '--loc', db).stdout
+
+    def tdbquery(self, db, query, results='tsv'):
+        return self.cmd('tdb2.tdbquery', '--loc', db, '--results=' + results, '--query', query).stdout
+
+    # -- xloader references, cached by (Jena version, input digests)
+    def ref_key(self, files):
+        h = hashlib.sha256(('xloader %s\n' % JENA_VERSION).encode())
+        for f in files:
+            h.update(('%s %s\n' % (os.path.basename(f), sha256_file(f))).encode())
+        return h.hexdigest()[:24]
+
+    def xloader_ref(self, files):
+        """A Reference: xloader's DB for `files` (in this order) and its tdbdump, built once
+        and kept under $RDF_BULKLOAD_CACHE/jena-refs/jena-5.6.0/<key>/."""
+        key = self.ref_key(files)
+        final = os.path.join(self.refs, key)
+        with file_lock(final + '.lock'):
+            if not os.path.exists(os.path.join(final, 'complete')):
+                tmp = final + '.tmp'
+                shutil.rmtree(tmp, ignore_errors=True)
+                os.makedirs(os.path.join(tmp, 'work'))
+                t0 = time.time()
+                self.cmd('tdb2.xloader', '--loc', os.path.join(tmp, 'db'), '--tmpdir',
+                         os.path.join(tmp, 'work'), *files, timeout=3600)
+                shutil.rmtree(os.path.join(tmp, 'work'))
+                for junk in ('triples.tmp.gz', 'quads.tmp.gz', 'load.json', 'tdb.lock'):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(os.path.join(tmp, 'db', junk))
+                with open(os.path.join(tmp, 'dump.nq'), 'w') as f:
+                    f.write(self.tdbdump(os.path.join(tmp, 'db')))
+                with open(os.path.join(tmp, 'inputs.json'), 'w') as f:
+                    json.dump({'jena': JENA_VERSION, 'files': [os.path.abspath(x) for x in files],
+                               'seconds': round(time.time() - t0, 1)}, f)
+                open(os.path.join(tmp, 'complete'), 'w').close()
+                shutil.rmtree(final, ignore_errors=True)
+                os.rename(tmp, final)
+        return Reference(self, final)
+
+
+class Reference:
+    """A cached xloader database. Query answers are cached beside it (keyed by query text), and
+    the DB itself is only opened under the entry's lock (Jena locks a DB per process)."""
+
+    def __init__(self, jena, path):
+        self.jena, self.path = jena, path
+        self.db = os.path.join(path, 'db')
+
+    def dump(self):
+        with open(os.path.join(self.path, 'dump.nq'), encoding='utf-8') as f:
+            return f.read()
+
+    def cached(self, kind, text, compute):
+        key = hashlib.sha256(('%s\n%s' % (kind, text)).encode()).hexdigest()[:24]
+        p = os.path.join(self.path, 'answers', '%s-%s' % (kind, key))
+        with file_lock(self.path + '.lock'):
+            if not os.path.exists(p):
+                os.makedirs(os.path.dirname(p), exist_ok=True)
+                out = compute(self.db)
+                with open(p + '.tmp', 'w', encoding='utf-8') as f:
+                    f.write(out)
+                os.rename(p + '.tmp', p)
+            with open(p, encoding='utf-8') as f:
+                return f.read()
+
+    def tdbquery(self, query, results='tsv'):
+        return self.cached('tdbquery-' + results, query, lambda db: self.jena.tdbquery(db, query, results))
+
+
+@pytest.fixture(scope='session')
+def jena():
+    home = os.environ.get('JENA_HOME') or os.path.join(CACHE, 'jena-%s' % JENA_VERSION, 'apache-jena-%s' % JENA_VERSION)
+    jar = os.environ.get('RDF_BULKLOAD_FUSEKI_JAR') or os.path.join(
+        os.path.dirname(home), 'jena-fuseki-server-%s.jar' % JENA_VERSION)
+    if not os.path.exists(os.path.join(home, 'bin', 'tdb2.xloader')) or not os.path.exists(jar):
+        r = run(['bash', os.path.join(ROOT, 'hack', 'install-jena.sh')])
+        assert r.returncode == 0, 'hack/install-jena.sh failed:\n' + r.stderr
+    return Jena(home, jar)
+
+
+# ----------------------------------------------------------------------------- Fuseki
+class Fuseki:
+    def __init__(self, jena, db, workdir):
+        self.jena, self.db, self.workdir = jena, db, workdir
+        self.proc = None
+        self.port = None
+
+    def start(self, attempts=3):
+        for _ in range(attempts):
+            with socket.socket() as s:
+                s.bind(('127.0.0.1', 0))
+                self.port = s.getsockname()[1]
+            self.log = open(os.path.join(self.workdir, 'fuseki-%d.log' % self.port), 'w+')
+            self.proc = subprocess.Popen(
+                ['java', '-Xmx1G', '-jar', self.jena.fuseki_jar, '--tdb2', '--loc', self.db,
+                 '--localhost', '--port', str(self.port), '--ping', '/ds'],
+                stdout=self.log, stderr=subprocess.STDOUT, cwd=self.workdir, start_new_session=True)
+            if self._wait_ready():
+                return self
+            self.stop()
+        raise AssertionError('Fuseki did not start; log:\n' + self._log_text())
+
+    def _log_text(self):
+        self.log.seek(0)
+        return self.log.read()[-4000:]
+
+    def _wait_ready(self, timeout=90):
+        import requests
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                if requests.get('http://127.0.0.1:%d/$/ping' % self.port, timeout=2).ok:
+                    return True
+            except requests.RequestException:
+                pass
+            time.sleep(0.3)
+        return False
+
+    @property
+    def endpoint(self):
+        return 'http://127.0.0.1:%d/ds/sparql' % self.port
+
+    def query(self, q, accept='application/sparql-results+json'):
+        import requests
+        r = requests.post(self.endpoint, data={'query': q}, headers={'Accept': accept}, timeout=300)
+        assert r.status_code == 200, 'Fuseki %d: %s' % (r.status_code, r.text[:2000])
+        return r.text
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(15)
+        self.proc = None
+
+
+@pytest.fixture
+def fuseki(jena, tmp_path):
+    """fuseki(db) starts a read-only Fuseki on a free loopback port serving db at /ds;
+    every server started is stopped at teardown, whatever the test did."""
+    servers = []
+
+    def start(db):
+        f = Fuseki(jena, db, str(tmp_path))
+        servers.append(f)
+        return f.start()
+    try:
+        yield start
+    finally:
+        for f in servers:
+            f.stop()
+
+
+# ----------------------------------------------------------------------------- the loader
+class LoadResult:
+    def __init__(self, db, proc, argv):
+        self.db, self.returncode, self.stdout, self.stderr, self.argv = db, proc.returncode, proc.stdout, proc.stderr, argv
+
+    def __repr__(self):
+        return 'rdf-bulkload exit %d\n$ %s\nstderr:\n%s' % (self.returncode, ' '.join(self.argv), self.stderr[-3000:])
+
+
+class Loader:
+    def __init__(self, cmd):
+        self.cmd = cmd
+
+    def run(self, *args, timeout=1800, env=None):
+        argv = self.cmd + [str(a) for a in args]
+        return run(argv, timeout=timeout, env=env)
+
+    def load(self, db, files, *opts, check=True, expect=EXIT_OK, timeout=1800):
+        """`rdf-bulkload load --loc db [opts] files...`. On success runs the independent checker
+        (suite c: shared/tools/tdb2-inspect.py --check) on the database, always."""
+        argv = ['load', '--loc', str(db)] + [str(o) for o in opts] + [str(f) for f in files]
+        p = self.run(*argv, timeout=timeout)
+        r = LoadResult(str(db), p, self.cmd + argv)
+        if expect is not None:
+            assert r.returncode == expect, repr(r)
+        if r.returncode == 0 and check:
+            inspect_check(str(db))
+        return r
+
+
+def inspect_check(db):
+    """tdb2-inspect.py DB --check must pass on every database the loader writes."""
+    tool = os.path.join(SHARED, 'tools', 'tdb2-inspect.py')
+    if not os.path.exists(tool):
+        if IN_CI:
+            pytest.fail('%s is absent (CI=true guarantees ../shared)' % tool)
+        return False
+    r = run([sys.executable, tool, db, '--check'], timeout=3600)
+    assert r.returncode == 0 and '# check OK' in r.stderr, 'tdb2-inspect --check failed on %s:\n%s' % (db, r.stderr[-4000:])
+    return True
+
+
+@pytest.fixture(scope='session')
+def loader():
+    if os.environ.get('RDF_BULKLOAD_CMD'):
+        return Loader(shlex.split(os.environ['RDF_BULKLOAD_CMD']))
+    binary = os.environ.get('RDF_BULKLOAD') or os.path.join(ROOT, 'loader-image', 'target', 'release', 'rdf-bulkload')
+    if not os.access(binary, os.X_OK):
+        pytest.fail('loader binary %s not found: run `make loader` (or set RDF_BULKLOAD)' % binary)
+    return Loader([binary])
+
+
+@pytest.fixture(scope='session')
+def session_tmp(tmp_path_factory):
+    return tmp_path_factory.mktemp('session')
+
+
+def dump_quads(text):
+    return rdfcanon.read_quads(text, is_text=True)
+
+
+def has_bnodes(quads):
+    return any(t is not None and t[0] == 'bnode' for q in quads for t in q)
+
+
+def assert_same_dump(expected_text, actual_text, what=''):
+    """tdbdump outputs (both printed by Jena) hold the same quads; isomorphic if blank nodes occur.
+    Compared as multisets: tdbdump can print one line twice (e.g. decimals 1.5 and 1.50 are
+    different NodeIds that print alike), and that must agree too."""
+    if '_:' not in expected_text and '_:' not in actual_text:
+        e = collections.Counter(l for l in expected_text.splitlines() if l.strip())
+        a = collections.Counter(l for l in actual_text.splitlines() if l.strip())
+        if e != a:
+            raise AssertionError('%s: tdbdump differs from xloader\'s: missing %d, unexpected %d\n%s' % (
+                what, sum((e - a).values()), sum((a - e).values()),
+                '\n'.join(['  - ' + x for x in sorted(e - a)[:15]] + ['  + ' + x for x in sorted(a - e)[:15]])))
+        return
+    exp, act = dump_quads(expected_text), dump_quads(actual_text)
+    assert len(exp) == len(act), '%s: tdbdump printed %d quads, xloader %d' % (what, len(act), len(exp))
+    e, a = rdfcanon.canonical(exp), rdfcanon.canonical(act)
+    assert e == a, '%s: tdbdump not isomorphic to xloader\'s:\n%s' % (what, rdfcanon.diff(e, a))
+
+
+# ----------------------------------------------------------------------------- shared builds
+class Built:
+    """Our database and xloader's reference for the same inputs."""
+
+    def __init__(self, files, db, ref, load):
+        self.files, self.db, self.ref, self.load = files, db, ref, load
+
+
+def build_pair(loader, jena, files, db):
+    ref = jena.xloader_ref(files)
+    load = loader.load(db, files)
+    return Built(files, str(db), ref, load)
+
+
+@pytest.fixture(scope='session')
+def bsbm_nt(loader, jena, session_tmp):
+    """bsbm-1m.nt.gz loaded by us and by xloader (once per session)."""
+    f = shared_path('datasets', 'bsbm-1m.nt.gz')
+    return build_pair(loader, jena, [f], session_tmp / 'bsbm-nt')
+
+
+@pytest.fixture(scope='session')
+def bsbm_nq(loader, jena, session_tmp):
+    """bsbm-1m-ng.nq.gz loaded by us and by xloader (once per session)."""
+    f = shared_path('datasets', 'bsbm-1m-ng.nq.gz')
+    return build_pair(loader, jena, [f], session_tmp / 'bsbm-nq')
+
+
+@pytest.fixture(scope='session')
+def edge_all(loader, jena, session_tmp):
+    """Every file of the edge corpus in one load."""
+    files = sorted(os.path.join(EDGE, n) for n in os.listdir(EDGE))
+    return build_pair(loader, jena, files, session_tmp / 'edge-all')

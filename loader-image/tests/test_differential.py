@@ -1,0 +1,106 @@
+"""Suite (a): our database vs tdb2.xloader's for the same input.
+
+For blank-node-free input the node table (MD5 key -> NodeId) and all nine indexes must hold the
+same records as xloader's, in the same order -- NodeIds included, because both write terms in
+MD5 order. With blank nodes, labels differ, so the record counts per index must agree and
+tdbdump must print isomorphic datasets. In every case tdb2.tdbdump of both databases prints the
+same quads.
+"""
+import os
+
+import pytest
+
+import tdb2read
+from conftest import EDGE, SHARED, assert_same_dump, build_pair, shared_path
+
+INDEXES = tdb2read.TRIPLE_INDEXES + tdb2read.QUAD_INDEXES
+EDGE_FILES = sorted(os.listdir(EDGE))
+
+
+def describe(db, name, rec):
+    if name == 'nodes':
+        nid = int.from_bytes(rec[16:], 'big')
+        try:
+            t = db.term_at(nid)
+        except Exception as e:  # noqa: BLE001 -- diagnostics only
+            t = 'undecodable: %s' % e
+        return '%s -> %d %r' % (rec[:16].hex(), nid, t)
+    ids = [int.from_bytes(rec[i:i + 8], 'big') for i in range(0, len(rec), 8)]
+    out = []
+    for n in ids:
+        try:
+            out.append(repr(db.term(n)))
+        except Exception as e:  # noqa: BLE001
+            out.append('%016x (undecodable: %s)' % (n, e))
+    return ' '.join(out)
+
+
+def assert_same_records(ours, ref, name):
+    a, b = ours.tree(name), ref.tree(name)
+    if a == b:
+        return
+    first = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+    sa, sb = set(a), set(b)
+    msg = ['%s: %d records vs xloader %d; first difference at #%d' % (name, len(a), len(b), first)]
+    for r in sorted(sa - sb)[:8]:
+        msg.append('  only ours:    ' + describe(ours, name, r))
+    for r in sorted(sb - sa)[:8]:
+        msg.append('  only xloader: ' + describe(ref, name, r))
+    raise AssertionError('\n'.join(msg))
+
+
+def assert_node_hashes(db):
+    """Every node-table record's key is Jena's MD5 of the term stored at its NodeId."""
+    bad = []
+    for key, nid in db.node_records():
+        term = db.term_at(nid)
+        if tdb2read.node_hash(term) != key:
+            bad.append('%s -> %d %r' % (key.hex(), nid, term))
+    assert not bad, 'node-table keys that are not the hash of their term:\n' + '\n'.join(bad[:10])
+
+
+def check_pair(built, jena):
+    ours = tdb2read.Database(built.db)
+    ref = tdb2read.Database(built.ref.db)
+    ref_dump = built.ref.dump()
+    assert_node_hashes(ours)
+    if '_:' not in ref_dump:
+        # blank-node-free: identical records in every tree, NodeIds included
+        for name in ('nodes',) + INDEXES:
+            assert_same_records(ours, ref, name)
+        table_ours, table_ref = ours.node_table(), ref.node_table()
+        assert table_ours == table_ref, 'node table terms differ'
+    else:
+        for name in INDEXES:
+            assert len(ours.tree(name)) == len(ref.tree(name)), \
+                '%s: %d records, xloader %d' % (name, len(ours.tree(name)), len(ref.tree(name)))
+    assert ours.prefixes() == ref.prefixes(), 'prefix tables differ: ours %r, xloader %r' % (
+        sorted(ours.prefixes()), sorted(ref.prefixes()))
+    assert_same_dump(ref_dump, jena.tdbdump(built.db), what=', '.join(map(os.path.basename, built.files)))
+    return ours, ref
+
+
+@pytest.mark.parametrize('name', EDGE_FILES)
+def test_edge_file_matches_xloader(name, loader, jena, tmp_path):
+    check_pair(build_pair(loader, jena, [os.path.join(EDGE, name)], tmp_path / 'db'), jena)
+
+
+def test_edge_corpus_in_one_load_matches_xloader(edge_all, jena):
+    """All edge files together: blank-node scopes per file, default graph across syntaxes."""
+    check_pair(edge_all, jena)
+
+
+@pytest.mark.parametrize('names', [['mix.nt'], ['t3.nt'], ['dgn.nq'], ['pfx.ttl'], ['bn1.nt', 'bn2.nt']],
+                         ids=lambda n: '+'.join(n))
+def test_shared_edge_cases_match_xloader(names, loader, jena, tmp_path):
+    """shared/datasets/tdb2-edge-cases (edge.nt is left out: its 22-digit fraction aborts Jena's load)."""
+    files = [shared_path('datasets', 'tdb2-edge-cases', n) for n in names]
+    check_pair(build_pair(loader, jena, files, tmp_path / 'db'), jena)
+
+
+def test_bsbm_1m_matches_xloader(bsbm_nt, jena):
+    check_pair(bsbm_nt, jena)
+
+
+def test_bsbm_1m_named_graphs_match_xloader(bsbm_nq, jena):
+    check_pair(bsbm_nq, jena)

@@ -50,8 +50,8 @@ BENCH_PYTHON ?= python3
 # Extra bench/run.py options, e.g. BENCH_ARGS="--repeat 3" or "--skip tdb2-parallel".
 BENCH_ARGS ?=
 # rdf-bulkload's --memory for the x50 run: below the size of its dictionary, so the
-# spill path is exercised (x50's term file, nodes-data.obj, is ~50x bsbm-1m's).
-BENCH_X50_MEMORY ?= 1G
+# spill path is exercised (x50's TDB2 term file, nodes-data.obj, is ~2.8 GiB: 50 x 57.7 MiB).
+BENCH_X50_MEMORY ?= 2G
 
 .PHONY: bench
 bench: loader tools-jena ## Full side-by-side benchmark: BSBM x10 (all anchors) and x50 (--memory budget, no xloader).

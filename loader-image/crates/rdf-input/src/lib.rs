@@ -1,0 +1,12 @@
+//! Syntax input: which syntax and compression a file has (by name and by content),
+//! decompression on its own thread, newline-aligned chunks of line-based files, and
+//! parsing with oxttl into quads with exact positions.
+
+mod chunks;
+mod detect;
+mod parse;
+
+pub use chunks::{Chunk, LineChunker};
+pub use detect::{detect, open_decompressed, Compression, InputFile, Syntax};
+pub use parse::{parse_line_chunk, parse_terse, Position, Rejected};
+pub use oxrdf;

@@ -1,0 +1,174 @@
+use std::io::{self, Read};
+
+use oxrdf::{GraphName, Quad};
+use oxttl::{NQuadsParser, NTriplesParser, TriGParser, TurtleParseError, TurtleParser, TurtleSyntaxError};
+
+use crate::chunks::Chunk;
+use crate::detect::Syntax;
+
+/// A 1-based line and column (columns count code points, as oxttl does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Position {
+    pub line: u64,
+    pub column: u64,
+}
+
+/// A statement the parser rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejected {
+    pub position: Position,
+    pub message: String,
+    /// The offending input text (the line, or the statement's bytes for Turtle/TriG).
+    pub text: String,
+}
+
+fn line_text(data: &[u8], line_index: u64) -> String {
+    let line = data.split(|&b| b == b'\n').nth(line_index as usize).unwrap_or_default();
+    String::from_utf8_lossy(line).trim_end_matches('\r').to_string()
+}
+
+fn rejected_in_chunk(chunk: &Chunk, e: &TurtleSyntaxError) -> Rejected {
+    let loc = e.location();
+    Rejected {
+        position: Position { line: chunk.first_line + loc.start.line, column: loc.start.column + 1 },
+        message: e.message().to_string(),
+        text: line_text(&chunk.data, loc.start.line),
+    }
+}
+
+/// Parses one newline-aligned chunk of an N-Triples/N-Quads file. Every statement goes
+/// to `on_quad` (triples in the default graph) and every bad one to `on_reject` with its
+/// absolute position. Either callback may stop the parse by returning an error.
+///
+/// After the first error the rest of the chunk is parsed line by line, so that one bad
+/// line (an unterminated string, say, which the lexer would run on past the newline)
+/// rejects exactly that line and nothing else.
+pub fn parse_line_chunk<E>(
+    syntax: Syntax,
+    chunk: &Chunk,
+    mut on_quad: impl FnMut(Quad) -> Result<(), E>,
+    mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
+) -> Result<(), E> {
+    let Some(first_error) = parse_slice(syntax, &chunk.data, &mut on_quad)? else {
+        return Ok(());
+    };
+    let err_line = first_error.location().start.line;
+    on_reject(rejected_in_chunk(chunk, &first_error))?;
+    let lines = chunk.data.split(|&b| b == b'\n').enumerate().skip(err_line as usize + 1);
+    for (index, line) in lines {
+        if let Some(e) = parse_slice(syntax, line, &mut on_quad)? {
+            let loc = e.location();
+            on_reject(Rejected {
+                position: Position { line: chunk.first_line + index as u64, column: loc.start.column + 1 },
+                message: e.message().to_string(),
+                text: String::from_utf8_lossy(line).trim_end_matches('\r').to_string(),
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Parses statements until the end or the first syntax error, which it returns.
+fn parse_slice<E>(
+    syntax: Syntax,
+    data: &[u8],
+    on_quad: &mut impl FnMut(Quad) -> Result<(), E>,
+) -> Result<Option<TurtleSyntaxError>, E> {
+    match syntax {
+        Syntax::NTriples => {
+            for r in NTriplesParser::new().for_slice(data) {
+                match r {
+                    Ok(t) => on_quad(t.in_graph(GraphName::DefaultGraph))?,
+                    Err(e) => return Ok(Some(e)),
+                }
+            }
+        }
+        Syntax::NQuads => {
+            for r in NQuadsParser::new().for_slice(data) {
+                match r {
+                    Ok(q) => on_quad(q)?,
+                    Err(e) => return Ok(Some(e)),
+                }
+            }
+        }
+        Syntax::Turtle | Syntax::TriG => unreachable!("terse syntaxes are not line-based"),
+    }
+    Ok(None)
+}
+
+/// Parses a whole Turtle/TriG stream (sequential: the syntax cannot be cut). Returns the
+/// prefixes in force at the end, for the prefix table. An I/O error (e.g. corrupt
+/// compression) is returned as `Err(Ok(io))`, a callback's error as `Err(Err(e))`.
+pub fn parse_terse<E>(
+    syntax: Syntax,
+    reader: impl Read,
+    base: Option<&str>,
+    mut on_quad: impl FnMut(Quad) -> Result<(), E>,
+    mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
+) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
+    macro_rules! run {
+        ($parser:expr, $map:expr) => {{
+            let mut parser = $parser;
+            if let Some(b) = base {
+                parser = parser.with_base_iri(b).map_err(|e| Ok(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
+            }
+            let mut it = parser.for_reader(reader);
+            while let Some(r) = it.next() {
+                match r {
+                    Ok(x) => on_quad($map(x)).map_err(Err)?,
+                    Err(TurtleParseError::Io(e)) => return Err(Ok(e)),
+                    Err(TurtleParseError::Syntax(e)) => {
+                        let loc = e.location();
+                        let rej = Rejected {
+                            position: Position { line: loc.start.line + 1, column: loc.start.column + 1 },
+                            message: e.message().to_string(),
+                            text: String::new(),
+                        };
+                        on_reject(rej).map_err(Err)?
+                    }
+                }
+            }
+            Ok(it.prefixes().map(|(p, n)| (p.to_string(), n.to_string())).collect())
+        }};
+    }
+    match syntax {
+        Syntax::Turtle => run!(TurtleParser::new(), |t: oxrdf::Triple| t.in_graph(GraphName::DefaultGraph)),
+        Syntax::TriG => run!(TriGParser::new(), |q: Quad| q),
+        _ => unreachable!("line-based syntaxes go through parse_line_chunk"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(first_line: u64, s: &str) -> Chunk {
+        Chunk { seq: 0, first_line, offset: 0, data: s.as_bytes().to_vec() }
+    }
+
+    #[test]
+    fn line_errors_carry_absolute_positions_and_text() {
+        let c = chunk(41, "<http://a> <http://b> <http://c> .\n<http://a> <http://b> \"x .\n<http://a> <http://b> <http://d> .\n<http://a> <b> <http://d> .\n<http://a> <http://b> <http://e> .\n");
+        let mut ok = 0;
+        let mut bad = Vec::new();
+        parse_line_chunk::<()>(Syntax::NTriples, &c, |_| { ok += 1; Ok(()) }, |r| { bad.push(r); Ok(()) }).unwrap();
+        assert_eq!((ok, bad.len()), (3, 2), "{bad:?}");
+        assert_eq!(bad[0].position, Position { line: 42, column: 23 });
+        assert_eq!(bad[1].position.line, 44);
+        assert_eq!(bad[1].text, "<http://a> <b> <http://d> .");
+        assert!(bad[0].position.column >= 1);
+        assert_eq!(bad[0].text, "<http://a> <http://b> \"x .");
+    }
+
+    #[test]
+    fn turtle_gives_prefixes_and_positions() {
+        let ttl = "@prefix ex: <http://e/> .\nex:a ex:b ex:c .\nex:a ex:b .\nex:d ex:e \"f\"@EN-gb .\n";
+        let mut quads = Vec::new();
+        let mut bad = Vec::new();
+        let prefixes = parse_terse::<()>(Syntax::Turtle, ttl.as_bytes(), None, |q| { quads.push(q); Ok(()) }, |r| { bad.push(r); Ok(()) }).unwrap();
+        assert_eq!(prefixes, vec![("ex".to_string(), "http://e/".to_string())]);
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].position.line, 3);
+        assert!(!quads.is_empty());
+    }
+}

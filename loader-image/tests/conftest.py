@@ -98,7 +98,11 @@ class Jena:
         return self.cmd('tdb2.tdbdump', '--loc', db).stdout
 
     def tdbquery(self, db, query, results='tsv'):
-        return self.cmd('tdb2.tdbquery', '--loc', db, '--results=' + results, '--query', query).stdout
+        import tempfile
+        with tempfile.NamedTemporaryFile('w', suffix='.rq', encoding='utf-8') as f:
+            f.write(query)
+            f.flush()
+            return self.cmd('tdb2.tdbquery', '--loc', db, '--results=' + results, '--query', f.name).stdout
 
     # -- xloader references, cached by (Jena version, input digests)
     def ref_key(self, files):

@@ -240,6 +240,45 @@ def process_tree(root_pid):
     return sorted(tree)
 
 
+class TreeTracker:
+    """Incremental process_tree(): remembers which pids it has classified, so a sample
+    reads /proc/PID/stat only for pids born since the last one. A process outside the
+    tree never joins it later (re-parenting goes to init or a subreaper, and setsid only
+    leaves a session), and pids are not reused within a sampling interval in practice."""
+
+    def __init__(self, root_pid):
+        self.root_pid = root_pid
+        self.members = set()
+        self.others = set()
+        self.root_sid = None
+
+    def pids(self):
+        live = {int(n) for n in os.listdir("/proc") if n.isdigit()}
+        self.members &= live
+        self.others &= live
+        if self.root_sid is None:
+            st = _read_stat(self.root_pid)
+            if st is None:
+                return []
+            self.members.add(self.root_pid)
+            self.root_sid = st[1]
+        new = {}
+        for pid in live - self.members - self.others:
+            st = _read_stat(pid)
+            if st:
+                new[pid] = st
+        changed = True
+        while changed:  # a new child's parent may itself be new
+            changed = False
+            for pid, (ppid, sid) in list(new.items()):
+                if ppid in self.members or (sid == self.root_sid == self.root_pid):
+                    self.members.add(pid)
+                    del new[pid]
+                    changed = True
+        self.others.update(new)
+        return sorted(self.members)
+
+
 def rss_of(pid):
     """(VmRSS, RssAnon) of a pid in bytes from /proc/PID/status, (0, 0) if gone."""
     rss = anon = 0
@@ -255,10 +294,10 @@ def rss_of(pid):
     return rss, anon
 
 
-def tree_rss(root_pid):
+def tree_rss(root_pid, tracker=None):
     """(summed VmRSS, summed RssAnon, number of processes) over the tree right now."""
     total = anon = 0
-    pids = process_tree(root_pid)
+    pids = tracker.pids() if tracker else process_tree(root_pid)
     for pid in pids:
         r, a = rss_of(pid)
         total += r
@@ -303,6 +342,7 @@ class TreePoller:
         self.samples = 0
         self.dir_peaks = {k: 0 for k in self.dirs}
         self.sum_peak = 0  # peak of the sum of all dirs, sampled together
+        self._tracker = TreeTracker(root_pid)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tree-poller", daemon=True)
 
@@ -319,7 +359,7 @@ class TreePoller:
     def _run(self):
         next_disk = 0.0
         while not self._stop.is_set():
-            rss, anon, n = tree_rss(self.root_pid)
+            rss, anon, n = tree_rss(self.root_pid, self._tracker)
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_rss_anon = max(self.peak_rss_anon, anon)
             self.peak_procs = max(self.peak_procs, n)

@@ -145,6 +145,22 @@ class PollerTest(unittest.TestCase):
         self.assertLess(poller.peak_rss, 400 * MiB)
         self.assertGreater(poller.samples, 5)
 
+    def test_incremental_tracker_agrees_with_a_full_scan(self):
+        proc = subprocess.Popen(["bash", "-c", "sleep 0.3; (sleep 2 & sleep 2 & wait) & wait"],
+                                start_new_session=True)
+        try:
+            tracker = bl.TreeTracker(proc.pid)
+            self.assertEqual(tracker.pids(), [proc.pid])  # before the children exist
+            deadline = time.monotonic() + 10
+            while len(bl.process_tree(proc.pid)) < 4 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            full = bl.process_tree(proc.pid)
+            self.assertEqual(len(full), 4, full)  # bash, subshell, two sleeps
+            self.assertEqual(tracker.pids(), full)
+        finally:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+
     def test_dead_process_has_no_tree(self):
         proc = subprocess.Popen([sys.executable, "-c", "pass"])
         proc.wait()

@@ -121,7 +121,7 @@ def count_triples(path, data_dir):
     if key in cache:
         return cache[key]
     log("counting statements in %s" % path)
-    out = subprocess.run(["bash", "-c", "set -o pipefail; gzip -dc %s | grep -cvE '^[[:space:]]*(#|$)'"
+    out = subprocess.run(["bash", "-c", "set -o pipefail; gzip -dc %s | LC_ALL=C grep -cvE '^[[:space:]]*(#|$)'"
                           % shlex.quote(path)], check=True, capture_output=True, text=True).stdout
     n = int(out.strip())
     cache[key] = n

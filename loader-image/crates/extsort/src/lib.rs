@@ -1,0 +1,239 @@
+//! External sort of fixed-width integer tuples, for index building.
+//!
+//! Tuples are sorted in memory in runs of a bounded size, spilled to files owned by one
+//! [`SpillDir`], and k-way merged back into one stream of unique tuples in ascending
+//! (unsigned, column by column) order, which is exactly TDB2's key order.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The one owner of temporary files: every spill file lives in its directory, which is
+/// removed with everything in it when the last handle is dropped (on success, on error,
+/// on panic).
+#[derive(Debug)]
+pub struct SpillDir {
+    path: PathBuf,
+    next: AtomicU64,
+    bytes: AtomicU64,
+    peak: AtomicU64,
+}
+
+impl SpillDir {
+    /// Creates `<parent>/<name>` (removing a stale one left by a crashed run).
+    pub fn create(parent: &Path, name: &str) -> io::Result<Arc<SpillDir>> {
+        let path = parent.join(name);
+        if path.exists() {
+            std::fs::remove_dir_all(&path)?;
+        }
+        std::fs::create_dir_all(&path)?;
+        Ok(Arc::new(SpillDir { path, next: AtomicU64::new(0), bytes: AtomicU64::new(0), peak: AtomicU64::new(0) }))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A new file with a unique name in the directory.
+    pub fn new_file(&self, tag: &str) -> io::Result<(PathBuf, File)> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let p = self.path.join(format!("{tag}-{n:06}.run"));
+        let f = File::create(&p)?;
+        Ok((p, f))
+    }
+
+    /// Accounts bytes written to / released from spill files, for temp-disk reporting.
+    pub fn add_bytes(&self, n: u64) {
+        let now = self.bytes.fetch_add(n, Ordering::Relaxed) + n;
+        self.peak.fetch_max(now, Ordering::Relaxed);
+    }
+    pub fn release_bytes(&self, n: u64) {
+        self.bytes.fetch_sub(n, Ordering::Relaxed);
+    }
+    pub fn bytes_in_use(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+    pub fn peak_bytes(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for SpillDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// A spilled run: its file is deleted when the run is dropped.
+struct Run {
+    path: PathBuf,
+    bytes: u64,
+    spill: Arc<SpillDir>,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        self.spill.release_bytes(self.bytes);
+    }
+}
+
+/// Sorts tuples of `N` u64 columns with at most `max_in_memory` tuples buffered.
+pub struct TupleSorter<const N: usize> {
+    buf: Vec<[u64; N]>,
+    max_in_memory: usize,
+    runs: Vec<Run>,
+    spill: Arc<SpillDir>,
+    tag: String,
+}
+
+impl<const N: usize> TupleSorter<N> {
+    pub fn new(spill: Arc<SpillDir>, tag: &str, max_in_memory: usize) -> Self {
+        TupleSorter { buf: Vec::new(), max_in_memory: max_in_memory.max(1024), runs: Vec::new(), spill, tag: tag.to_string() }
+    }
+
+    pub fn push(&mut self, t: [u64; N]) -> io::Result<()> {
+        if self.buf.len() >= self.max_in_memory {
+            self.spill_run()?;
+        }
+        self.buf.push(t);
+        Ok(())
+    }
+
+    /// Memory held by the in-memory buffer, in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        self.buf.capacity() * N * 8
+    }
+
+    fn sort_buf(&mut self) {
+        self.buf.sort_unstable();
+        self.buf.dedup();
+    }
+
+    fn spill_run(&mut self) -> io::Result<()> {
+        self.sort_buf();
+        let (path, f) = self.spill.new_file(&self.tag)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        for t in &self.buf {
+            for v in t {
+                w.write_all(&v.to_le_bytes())?;
+            }
+        }
+        w.flush()?;
+        let bytes = (self.buf.len() * N * 8) as u64;
+        self.spill.add_bytes(bytes);
+        self.runs.push(Run { path, bytes, spill: self.spill.clone() });
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Finishes sorting: an iterator over the unique tuples in ascending order.
+    pub fn finish(mut self) -> io::Result<Sorted<N>> {
+        self.sort_buf();
+        if self.runs.is_empty() {
+            return Ok(Sorted { inner: SortedInner::Memory(std::mem::take(&mut self.buf).into_iter()), last: None });
+        }
+        if !self.buf.is_empty() {
+            self.spill_run()?;
+        }
+        self.buf = Vec::new();
+        let mut readers = Vec::with_capacity(self.runs.len());
+        let mut heap = BinaryHeap::with_capacity(self.runs.len());
+        for (i, run) in self.runs.iter().enumerate() {
+            let mut r = BufReader::with_capacity(1 << 18, File::open(&run.path)?);
+            if let Some(t) = read_tuple::<N>(&mut r)? {
+                heap.push(Reverse((t, i)));
+            }
+            readers.push(r);
+        }
+        Ok(Sorted { inner: SortedInner::Merge { heap, readers, _runs: std::mem::take(&mut self.runs) }, last: None })
+    }
+}
+
+fn read_tuple<const N: usize>(r: &mut impl Read) -> io::Result<Option<[u64; N]>> {
+    let mut bytes = [0u8; 8];
+    let mut t = [0u64; N];
+    for (i, v) in t.iter_mut().enumerate() {
+        match r.read_exact(&mut bytes) {
+            Ok(()) => *v = u64::from_le_bytes(bytes),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && i == 0 => return Ok(None),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some(t))
+}
+
+enum SortedInner<const N: usize> {
+    Memory(std::vec::IntoIter<[u64; N]>),
+    Merge { heap: BinaryHeap<Reverse<([u64; N], usize)>>, readers: Vec<BufReader<File>>, _runs: Vec<Run> },
+}
+
+/// Unique tuples in ascending order.
+pub struct Sorted<const N: usize> {
+    inner: SortedInner<N>,
+    last: Option<[u64; N]>,
+}
+
+impl<const N: usize> Iterator for Sorted<N> {
+    type Item = io::Result<[u64; N]>;
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let t = match &mut self.inner {
+                SortedInner::Memory(it) => it.next()?,
+                SortedInner::Merge { heap, readers, .. } => {
+                    let Reverse((t, i)) = heap.pop()?;
+                    match read_tuple::<N>(&mut readers[i]) {
+                        Ok(Some(next)) => heap.push(Reverse((next, i))),
+                        Ok(None) => {}
+                        Err(e) => return Some(Err(e)),
+                    }
+                    t
+                }
+            };
+            if self.last == Some(t) {
+                continue; // duplicates across runs
+            }
+            self.last = Some(t);
+            return Some(Ok(t));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(seed: &mut u64) -> u64 {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *seed
+    }
+
+    #[test]
+    fn sorts_unique_across_spilled_runs_and_cleans_up() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spill = SpillDir::create(tmp.path(), "work").unwrap();
+        let mut s = TupleSorter::<3>::new(spill.clone(), "t", 1024);
+        let mut seed = 7;
+        let mut model = Vec::new();
+        for _ in 0..20_000 {
+            // small domain so duplicates occur within and across runs; top bit set often
+            let t = [lcg(&mut seed) % 50 | (lcg(&mut seed) & (1 << 63)), lcg(&mut seed) % 7, lcg(&mut seed) % 3];
+            model.push(t);
+            s.push(t).unwrap();
+        }
+        model.sort();
+        model.dedup();
+        assert!(spill.peak_bytes() > 0, "runs were spilled");
+        let out: Vec<_> = s.finish().unwrap().map(Result::unwrap).collect();
+        assert_eq!(out, model);
+        assert_eq!(std::fs::read_dir(spill.path()).unwrap().count(), 0, "run files removed");
+        assert_eq!(spill.bytes_in_use(), 0);
+        let p = spill.path().to_path_buf();
+        drop(spill);
+        assert!(!p.exists());
+    }
+}

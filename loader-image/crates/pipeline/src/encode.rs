@@ -1,0 +1,138 @@
+//! From parsed terms to tuple columns: inline NodeIds by Jena's rules, everything else
+//! interned in the dictionary under its exact stored (Thrift) bytes.
+
+use std::collections::HashMap;
+
+use md5::{Digest, Md5};
+use rdf_input::oxrdf::{GraphName, NamedOrBlankNode, Quad, Term as RdfTerm};
+use tdb2::term::{encode_term, format_lang_tag, node_hash, Term, XSD_STRING};
+
+use crate::dict::Dictionary;
+
+/// Graph names that N-Quads/TriG use for the default graph (Jena puts these in the triple
+/// table).
+const DEFAULT_GRAPH_IRIS: [&str; 2] = ["urn:x-arq:DefaultGraph", "urn:x-arq:DefaultGraphNode"];
+
+/// One encoded statement.
+pub enum Encoded {
+    Triple([u64; 3]),
+    /// (G, S, P, O)
+    Quad([u64; 4]),
+}
+
+/// How blank-node labels are made deterministic for one input file. Jena scopes labels to
+/// one parser run (one file) and draws random ones; we derive them from the file's place in
+/// the load instead, so the same inputs give the same bytes.
+pub enum BlankScope {
+    /// Labels written in the file are stable (N-Triples/N-Quads): hash them with the scope.
+    Labels { scope: String },
+    /// Turtle/TriG: the parser invents labels for `[]` and collections, so every label is
+    /// renumbered in order of first appearance (the parse is sequential).
+    FirstSeen { scope: String, seen: HashMap<String, u64> },
+}
+
+impl BlankScope {
+    fn label(&mut self, raw: &str, out: &mut String) {
+        let mut h = Md5::new();
+        match self {
+            BlankScope::Labels { scope } => {
+                h.update(scope.as_bytes());
+                h.update(b"\0l\0");
+                h.update(raw.as_bytes());
+            }
+            BlankScope::FirstSeen { scope, seen } => {
+                let next = seen.len() as u64;
+                let n = *seen.entry(raw.to_string()).or_insert(next);
+                h.update(scope.as_bytes());
+                h.update(b"\0n\0");
+                h.update(n.to_le_bytes());
+            }
+        }
+        out.clear();
+        for b in h.finalize() {
+            use std::fmt::Write;
+            let _ = write!(out, "{b:02x}");
+        }
+    }
+}
+
+/// Per-thread encoder with reusable buffers.
+pub struct Encoder<'d> {
+    dict: &'d Dictionary,
+    bytes: Vec<u8>,
+    lang: String,
+    label: String,
+}
+
+impl<'d> Encoder<'d> {
+    pub fn new(dict: &'d Dictionary) -> Self {
+        Encoder { dict, bytes: Vec::with_capacity(256), lang: String::new(), label: String::new() }
+    }
+
+    fn intern(&mut self, t: Term<'_>) -> u64 {
+        self.bytes.clear();
+        encode_term(&t, &mut self.bytes);
+        self.dict.intern(&self.bytes, || node_hash(&t))
+    }
+
+    fn iri(&mut self, iri: &str) -> u64 {
+        self.intern(Term::Iri(iri))
+    }
+
+    fn blank(&mut self, raw: &str, scope: &mut BlankScope) -> u64 {
+        let mut label = std::mem::take(&mut self.label);
+        scope.label(raw, &mut label);
+        let id = self.intern(Term::Blank(&label));
+        self.label = label;
+        id
+    }
+
+    fn subject(&mut self, s: &NamedOrBlankNode, scope: &mut BlankScope) -> u64 {
+        match s {
+            NamedOrBlankNode::NamedNode(n) => self.iri(n.as_str()),
+            NamedOrBlankNode::BlankNode(b) => self.blank(b.as_str(), scope),
+        }
+    }
+
+    fn object(&mut self, o: &RdfTerm, scope: &mut BlankScope) -> u64 {
+        match o {
+            RdfTerm::NamedNode(n) => self.iri(n.as_str()),
+            RdfTerm::BlankNode(b) => self.blank(b.as_str(), scope),
+            RdfTerm::Literal(l) => {
+                let lex = l.value();
+                if let Some(lang) = l.language() {
+                    let mut formatted = std::mem::take(&mut self.lang);
+                    format_lang_tag(lang, &mut formatted);
+                    let id = self.intern(Term::Literal { lex, lang: Some(&formatted), datatype: None });
+                    self.lang = formatted;
+                    return id;
+                }
+                let dt = l.datatype().as_str();
+                if dt == XSD_STRING {
+                    return self.intern(Term::Literal { lex, lang: None, datatype: None });
+                }
+                if let Some(id) = tdb2_nodeid::inline_literal(lex, dt) {
+                    return id.0;
+                }
+                self.intern(Term::Literal { lex, lang: None, datatype: Some(dt) })
+            }
+        }
+    }
+
+    /// Encodes a statement; default-graph quads become triples.
+    pub fn quad(&mut self, q: &Quad, scope: &mut BlankScope) -> Encoded {
+        let s = self.subject(&q.subject, scope);
+        let p = self.iri(q.predicate.as_str());
+        let o = self.object(&q.object, scope);
+        let g = match &q.graph_name {
+            GraphName::DefaultGraph => None,
+            GraphName::NamedNode(n) if DEFAULT_GRAPH_IRIS.contains(&n.as_str()) => None,
+            GraphName::NamedNode(n) => Some(self.iri(n.as_str())),
+            GraphName::BlankNode(b) => Some(self.blank(b.as_str(), scope)),
+        };
+        match g {
+            None => Encoded::Triple([s, p, o]),
+            Some(g) => Encoded::Quad([g, s, p, o]),
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! The load pipeline: parse and encode in parallel into a bulk-load dictionary, write the
+//! node table in MD5 order, sort and pack every index, write statistics and the report,
+//! and rename the finished database into place.
+
+pub mod dict;
+pub mod encode;
+mod error;
+mod input;
+pub mod load;
+mod report;
+
+pub use error::LoadError;
+pub use load::{load, LoadOptions, OnError, REPORT_FILE};
+pub use report::Report;

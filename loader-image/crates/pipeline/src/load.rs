@@ -1,0 +1,716 @@
+//! The load: parse and encode → node table → indexes → finish, each phase separable.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use extsort::{SpillDir, TupleSorter};
+use rdf_input::{detect, parse_line_chunk, parse_terse, Chunk, InputFile, LineChunker, Rejected};
+use tdb2::db::{write_empty_journal, write_prefix_tables, NodeDataWriter};
+use tdb2::stats::{Stats, RDF_TYPE};
+use tdb2::term::{decode_term, DecodedTerm};
+use tdb2::{PackedTreeWriter, TreeParams, GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
+
+use crate::dict::{Dictionary, Remap};
+use crate::encode::{BlankScope, Encoded, Encoder};
+use crate::error::LoadError;
+use crate::input::{open_input, RawDigest, ReadAhead};
+use crate::report::{PhaseReport, Report};
+
+/// What to do with a statement the parser rejects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    /// Stop at the first bad statement (file, line, column, reason).
+    Strict,
+    /// Write it to the rejects file and go on, up to `max_rejects`.
+    Skip,
+}
+
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// The database directory to create (Jena's `--loc`).
+    pub loc: PathBuf,
+    pub inputs: Vec<PathBuf>,
+    pub on_error: OnError,
+    pub max_rejects: u64,
+    /// Default: `<loc>.rejects.jsonl`.
+    pub rejects: Option<PathBuf>,
+    /// Extra copy of the build report.
+    pub report: Option<PathBuf>,
+    /// Where spill files go (default: beside the database).
+    pub tmpdir: Option<PathBuf>,
+    pub threads: usize,
+    /// Memory budget in bytes for the whole process.
+    pub memory: u64,
+    /// Base IRI for relative IRIs in Turtle/TriG (default: the file's `file://` URL, as Jena).
+    pub base: Option<String>,
+    /// Replace an existing database at `loc`.
+    pub replace: bool,
+}
+
+/// Name of the build report inside the database directory (not `Data*`, so Jena ignores it).
+pub const REPORT_FILE: &str = "bulkload-report.json";
+
+const CHUNK_BYTES: usize = 4 << 20;
+
+enum Job {
+    Lines { file: usize, chunk: Chunk },
+    Terse { file: usize },
+}
+
+/// A bad statement, with where it was.
+struct FileReject {
+    file: usize,
+    rejected: Rejected,
+}
+
+/// Shared state of the parse phase.
+struct ParseShared<'a> {
+    opts: &'a LoadOptions,
+    files: &'a [InputFile],
+    dict: Dictionary,
+    digests: Vec<Arc<Mutex<RawDigest>>>,
+    raw_bytes_read: Arc<AtomicU64>,
+    /// Strict mode: the earliest (file, chunk) that failed; later work is skipped.
+    stop_at: Mutex<Option<(usize, u64)>>,
+    first_errors: Mutex<Vec<FileReject>>,
+    rejected: AtomicU64,
+    fatal: Mutex<Option<LoadError>>,
+    cancelled: AtomicBool,
+    prefixes: Mutex<Vec<(usize, Vec<(String, String)>)>>,
+}
+
+impl ParseShared<'_> {
+    fn fail(&self, e: LoadError) {
+        let mut f = self.fatal.lock().expect("fatal");
+        if f.is_none() {
+            *f = Some(e);
+        }
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+    fn skipped(&self, file: usize, seq: u64) -> bool {
+        if self.cancelled.load(Ordering::Relaxed) {
+            return true;
+        }
+        matches!(*self.stop_at.lock().expect("stop"), Some(at) if (file, seq) > at)
+    }
+    fn display_name(&self, file: usize) -> String {
+        self.files[file].path.display().to_string()
+    }
+    fn input_error(&self, file: usize, e: io::Error) -> LoadError {
+        if e.kind() == io::ErrorKind::NotFound {
+            LoadError::InputMissing { path: self.files[file].path.clone(), message: e.to_string() }
+        } else {
+            let what = self.files[file].compression.name();
+            LoadError::CorruptInput {
+                file: self.display_name(file),
+                message: format!("cannot read ({what} compression): {e}; the file is truncated or corrupt"),
+            }
+        }
+    }
+}
+
+/// What one parse worker produced.
+#[derive(Default)]
+struct WorkerOutput {
+    triples: Vec<[u64; 3]>,
+    quads: Vec<[u64; 4]>,
+    statements: u64,
+    rejects: Vec<FileReject>,
+}
+
+struct Stop;
+
+fn file_base_iri(path: &Path) -> String {
+    let abs = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    format!("file://{}", abs.display())
+}
+
+fn blank_scope(file: usize, f: &InputFile, terse: bool) -> BlankScope {
+    let name = f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let scope = format!("{file}\0{name}");
+    if terse {
+        BlankScope::FirstSeen { scope, seen: Default::default() }
+    } else {
+        BlankScope::Labels { scope }
+    }
+}
+
+fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> WorkerOutput {
+    let mut out = WorkerOutput::default();
+    let mut enc = Encoder::new(&sh.dict);
+    let strict = sh.opts.on_error == OnError::Strict;
+    for job in jobs {
+        let (file, seq) = match &job {
+            Job::Lines { file, chunk } => (*file, chunk.seq),
+            Job::Terse { file } => (*file, 0),
+        };
+        if sh.skipped(file, seq) {
+            continue;
+        }
+        let mut local_rejects = Vec::new();
+        let mut on_reject = |r: Rejected| -> Result<(), Stop> {
+            if strict {
+                let mut stop = sh.stop_at.lock().expect("stop");
+                if stop.is_none_or(|at| (file, seq) < at) {
+                    *stop = Some((file, seq));
+                }
+                drop(stop);
+                sh.first_errors.lock().expect("errors").push(FileReject { file, rejected: r });
+                return Err(Stop);
+            }
+            let n = sh.rejected.fetch_add(1, Ordering::Relaxed) + 1;
+            local_rejects.push(FileReject { file, rejected: r });
+            if n > sh.opts.max_rejects {
+                sh.cancelled.store(true, Ordering::SeqCst);
+                return Err(Stop);
+            }
+            Ok(())
+        };
+        match job {
+            Job::Lines { file, chunk } => {
+                let mut scope = blank_scope(file, &sh.files[file], false);
+                let syntax = sh.files[file].syntax;
+                let _ = parse_line_chunk(
+                    syntax,
+                    &chunk,
+                    |q| {
+                        out.statements += 1;
+                        match enc.quad(&q, &mut scope) {
+                            Encoded::Triple(t) => out.triples.push(t),
+                            Encoded::Quad(t) => out.quads.push(t),
+                        }
+                        Ok(())
+                    },
+                    &mut on_reject,
+                );
+            }
+            Job::Terse { file } => {
+                let f = &sh.files[file];
+                let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone()) {
+                    Ok(r) => ReadAhead::spawn(r),
+                    Err(e) => {
+                        sh.fail(sh.input_error(file, e));
+                        continue;
+                    }
+                };
+                let mut scope = blank_scope(file, f, true);
+                let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
+                let res = parse_terse(
+                    f.syntax,
+                    reader,
+                    Some(&base),
+                    |q| {
+                        if sh.cancelled.load(Ordering::Relaxed) {
+                            return Err(Stop);
+                        }
+                        out.statements += 1;
+                        match enc.quad(&q, &mut scope) {
+                            Encoded::Triple(t) => out.triples.push(t),
+                            Encoded::Quad(t) => out.quads.push(t),
+                        }
+                        Ok(())
+                    },
+                    &mut on_reject,
+                );
+                match res {
+                    Ok(prefixes) => sh.prefixes.lock().expect("prefixes").push((file, prefixes)),
+                    Err(Ok(e)) => sh.fail(sh.input_error(file, e)),
+                    Err(Err(Stop)) => {}
+                }
+            }
+        }
+        out.rejects.append(&mut local_rejects);
+    }
+    out
+}
+
+/// Reads line-based files and cuts them into chunks (this thread does the decompression);
+/// Turtle/TriG files are handed to a worker whole.
+fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>) {
+    for (file, f) in sh.files.iter().enumerate() {
+        if sh.skipped(file, 0) {
+            return;
+        }
+        if !f.syntax.is_line_based() {
+            if tx.send(Job::Terse { file }).is_err() {
+                return;
+            }
+            continue;
+        }
+        let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone()) {
+            Ok(r) => r,
+            Err(e) => return sh.fail(sh.input_error(file, e)),
+        };
+        let mut chunker = LineChunker::new(reader, CHUNK_BYTES);
+        loop {
+            match chunker.next_chunk() {
+                Ok(Some(chunk)) => {
+                    if sh.skipped(file, chunk.seq) {
+                        return;
+                    }
+                    if tx.send(Job::Lines { file, chunk }).is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => return sh.fail(sh.input_error(file, e)),
+            }
+        }
+    }
+}
+
+struct Timer {
+    phases: Vec<PhaseReport>,
+    at: Instant,
+}
+
+impl Timer {
+    fn lap(&mut self, name: &str) {
+        let now = Instant::now();
+        let seconds = (now - self.at).as_secs_f64();
+        eprintln!("{{\"phase\":\"{name}\",\"seconds\":{seconds:.3}}}");
+        self.phases.push(PhaseReport { name: name.to_string(), seconds });
+        self.at = now;
+    }
+}
+
+fn write_rejects(path: &Path, sh_files: &[InputFile], rejects: &mut [FileReject]) -> io::Result<()> {
+    rejects.sort_by(|a, b| (a.file, a.rejected.position).cmp(&(b.file, b.rejected.position)));
+    let mut w = BufWriter::new(File::create(path)?);
+    for r in rejects.iter() {
+        let line = serde_json::json!({
+            "file": sh_files[r.file].path.display().to_string(),
+            "line": r.rejected.position.line,
+            "column": r.rejected.position.column,
+            "reason": r.rejected.message,
+            "text": r.rejected.text,
+        });
+        writeln!(w, "{line}")?;
+    }
+    w.flush()
+}
+
+fn sibling(loc: &Path, suffix: &str) -> PathBuf {
+    let name = loc.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "db".into());
+    let parent = loc.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    parent.join(format!(".{name}.{suffix}"))
+}
+
+/// Loads the inputs into a new TDB2 database at `opts.loc`.
+pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
+    let started = Instant::now();
+    let mut timer = Timer { phases: Vec::new(), at: started };
+    if opts.inputs.is_empty() {
+        return Err(LoadError::Usage("no input files".into()));
+    }
+    if opts.loc.exists() && !opts.replace {
+        let empty = opts.loc.is_dir() && fs::read_dir(&opts.loc).map(|mut d| d.next().is_none()).unwrap_or(false);
+        if !empty {
+            return Err(LoadError::Usage(format!(
+                "{} already exists; choose another --loc or pass --replace",
+                opts.loc.display()
+            )));
+        }
+    }
+    let mut files = Vec::with_capacity(opts.inputs.len());
+    for p in &opts.inputs {
+        files.push(detect(p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?);
+    }
+    let rejects_path = opts.rejects.clone().unwrap_or_else(|| {
+        let mut s = opts.loc.clone().into_os_string();
+        s.push(".rejects.jsonl");
+        PathBuf::from(s)
+    });
+
+    // Build under a temporary name beside the target; rename into place only when complete.
+    let building = sibling(&opts.loc, "building");
+    if building.exists() {
+        fs::remove_dir_all(&building).map_err(|e| LoadError::from_output_io("removing a stale build", e))?;
+    }
+    let gen_dir = building.join(GENERATION_DIR);
+    fs::create_dir_all(&gen_dir).map_err(|e| LoadError::from_output_io("creating the build directory", e))?;
+    let result = build(opts, &files, &building, &gen_dir, &rejects_path, &mut timer, started);
+    match result {
+        Ok(report) => Ok(report),
+        Err(e) => {
+            let _ = fs::remove_dir_all(&building);
+            Err(e)
+        }
+    }
+}
+
+fn build(
+    opts: &LoadOptions,
+    files: &[InputFile],
+    building: &Path,
+    gen_dir: &Path,
+    rejects_path: &Path,
+    timer: &mut Timer,
+    started: Instant,
+) -> Result<Report, LoadError> {
+    let tmp_parent = opts.tmpdir.clone().unwrap_or_else(|| building.parent().unwrap_or(Path::new(".")).to_path_buf());
+    fs::create_dir_all(&tmp_parent).map_err(|e| LoadError::from_output_io("creating --tmpdir", e))?;
+    let spill_name = format!(
+        ".{}.spill",
+        opts.loc.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "db".into())
+    );
+    let spill = SpillDir::create(&tmp_parent, &spill_name).map_err(|e| LoadError::from_output_io("creating the spill directory", e))?;
+
+    // ---- Phase 1: parse and encode
+    let sh = ParseShared {
+        opts,
+        files,
+        dict: Dictionary::default(),
+        digests: files.iter().map(|_| Arc::new(Mutex::new(RawDigest::default()))).collect(),
+        raw_bytes_read: Arc::new(AtomicU64::new(0)),
+        stop_at: Mutex::new(None),
+        first_errors: Mutex::new(Vec::new()),
+        rejected: AtomicU64::new(0),
+        fatal: Mutex::new(None),
+        cancelled: AtomicBool::new(false),
+        prefixes: Mutex::new(Vec::new()),
+    };
+    let threads = opts.threads.max(1);
+    let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
+        let (tx, rx) = crossbeam_channel::bounded::<Job>(threads * 2);
+        let sh = &sh;
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let rx = rx.clone();
+                std::thread::Builder::new()
+                    .name(format!("parse-{i}"))
+                    .spawn_scoped(s, move || worker(sh, rx))
+                    .expect("spawn parse worker")
+            })
+            .collect();
+        drop(rx);
+        produce(sh, tx);
+        handles.into_iter().map(|h| h.join().expect("parse worker panicked")).collect()
+    });
+    if let Some(e) = sh.fatal.lock().expect("fatal").take() {
+        if !matches!(e, LoadError::TooManyRejects { .. }) {
+            return Err(e);
+        }
+    }
+    let mut errors = std::mem::take(&mut *sh.first_errors.lock().expect("errors"));
+    if let Some(first) = errors.iter().min_by_key(|r| (r.file, r.rejected.position)) {
+        return Err(LoadError::BadInput {
+            file: sh.display_name(first.file),
+            line: first.rejected.position.line,
+            column: first.rejected.position.column,
+            message: first.rejected.message.clone(),
+        });
+    }
+    errors.clear();
+    let mut rejects: Vec<FileReject> = Vec::new();
+    let mut statements = 0;
+    let mut triples_raw = Vec::new();
+    let mut quads_raw = Vec::new();
+    for mut o in outputs {
+        statements += o.statements;
+        rejects.append(&mut o.rejects);
+        triples_raw.push(o.triples);
+        quads_raw.push(o.quads);
+    }
+    let rejected = rejects.len() as u64;
+    if opts.on_error == OnError::Skip {
+        write_rejects(rejects_path, files, &mut rejects).map_err(|e| LoadError::from_output_io("writing the rejects file", e))?;
+        if rejected > opts.max_rejects || sh.rejected.load(Ordering::Relaxed) > opts.max_rejects {
+            return Err(LoadError::TooManyRejects {
+                rejected: sh.rejected.load(Ordering::Relaxed),
+                max: opts.max_rejects,
+                rejects_file: rejects_path.display().to_string(),
+            });
+        }
+    }
+    let mut prefix_rows: Vec<(String, String, String)> = Vec::new();
+    {
+        let mut per_file = std::mem::take(&mut *sh.prefixes.lock().expect("prefixes"));
+        per_file.sort_by_key(|(f, _)| *f);
+        let mut map = std::collections::BTreeMap::new();
+        for (_, ps) in per_file {
+            for (p, ns) in ps {
+                map.insert(p, ns); // a later file's definition wins, as in Jena's prefix map
+            }
+        }
+        for (p, ns) in map {
+            prefix_rows.push((String::new(), p, ns));
+        }
+    }
+    let digests: Vec<RawDigest> = sh.digests.iter().map(|d| d.lock().expect("digest").clone()).collect();
+    let dict = sh.dict;
+    let distinct_terms = dict.len() as u64;
+    let dict_memory = dict.memory_bytes();
+    timer.lap("parse");
+
+    // ---- Phase 2: node table, in MD5 order; each term's offset is its NodeId
+    let sorted = dict.into_sorted();
+    let mut remap = sorted.new_remap();
+    let node_data_bytes = write_node_table(gen_dir, &sorted, &mut remap).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
+    drop(sorted);
+    timer.lap("nodes");
+
+    // ---- Phase 3: indexes
+    let budget_tuples = (opts.memory / 4 / 32).max(1 << 16) as usize;
+    let (counts, stats) = build_indexes(gen_dir, &spill, &remap, triples_raw, quads_raw, budget_tuples, threads)
+        .map_err(|e| LoadError::from_output_io("building indexes", e))?;
+    timer.lap("indexes");
+
+    // ---- Phase 4: prefixes, statistics, journal; make durable; rename into place
+    write_prefix_tables(gen_dir, &prefix_rows).map_err(|e| LoadError::from_output_io("writing prefixes", e))?;
+    write_empty_journal(gen_dir).map_err(|e| LoadError::from_output_io("writing the journal", e))?;
+    let stats = resolve_stats(gen_dir, stats).map_err(|e| LoadError::from_output_io("reading back statistics", e))?;
+    fs::write(gen_dir.join("stats.opt"), tdb2::stats::render(&stats)).map_err(|e| LoadError::from_output_io("writing stats.opt", e))?;
+    let database_bytes = dir_size(building);
+    let peak_spill = spill.peak_bytes();
+    drop(spill);
+    let mut report = Report::new(opts, files, &digests);
+    report.statements = statements;
+    report.triples = counts.triples;
+    report.quads = counts.quads;
+    report.distinct_terms = distinct_terms;
+    report.rejects = rejected;
+    report.rejects_file = (opts.on_error == OnError::Skip).then(|| rejects_path.display().to_string());
+    report.prefixes = prefix_rows.len() as u64;
+    report.node_table_bytes = node_data_bytes;
+    report.dictionary_bytes = dict_memory;
+    report.temp_disk_peak_bytes = peak_spill;
+    report.database_bytes = database_bytes;
+    timer.lap("finish");
+    report.phases = std::mem::take(&mut timer.phases);
+    report.duration_seconds = started.elapsed().as_secs_f64();
+    report.peak_rss_bytes = peak_rss_bytes();
+    let json = serde_json::to_string_pretty(&report).map_err(|e| LoadError::Internal(e.to_string()))?;
+    fs::write(building.join(REPORT_FILE), &json).map_err(|e| LoadError::from_output_io("writing the report", e))?;
+    sync_tree(building).map_err(|e| LoadError::from_output_io("syncing the database", e))?;
+    if opts.loc.exists() {
+        // --replace (or an empty directory): move the old one aside, then swap.
+        let old = sibling(&opts.loc, "old");
+        let _ = fs::remove_dir_all(&old);
+        fs::rename(&opts.loc, &old).map_err(|e| LoadError::from_output_io("moving the old database aside", e))?;
+        fs::rename(building, &opts.loc).map_err(|e| LoadError::from_output_io("renaming into place", e))?;
+        let _ = fs::remove_dir_all(&old);
+    } else {
+        fs::rename(building, &opts.loc).map_err(|e| LoadError::from_output_io("renaming into place", e))?;
+    }
+    if let Some(parent) = opts.loc.parent().filter(|p| !p.as_os_str().is_empty()) {
+        let _ = File::open(parent).and_then(|d| d.sync_all());
+    }
+    if let Some(extra) = &opts.report {
+        fs::write(extra, &json).map_err(|e| LoadError::from_output_io("writing --report", e))?;
+    }
+    Ok(report)
+}
+
+fn write_node_table(gen_dir: &Path, sorted: &crate::dict::SortedTerms, remap: &mut Remap) -> io::Result<u64> {
+    let mut data = NodeDataWriter::create(gen_dir, "nodes")?;
+    let mut index = PackedTreeWriter::create(gen_dir, "nodes", TreeParams::NODE)?;
+    let mut last_key: Option<[u8; 16]> = None;
+    let mut last_offset = 0;
+    for (key, prov, bytes) in sorted.iter() {
+        if last_key == Some(*key) {
+            // Two stored forms with one MD5 key: Jena would find only one; so do we.
+            remap.set(prov, last_offset);
+            continue;
+        }
+        let offset = data.append_encoded(bytes)?;
+        let mut rec = [0u8; 24];
+        rec[..16].copy_from_slice(key);
+        rec[16..].copy_from_slice(&offset.to_be_bytes());
+        index.push(&rec)?;
+        remap.set(prov, offset);
+        last_key = Some(*key);
+        last_offset = offset;
+    }
+    index.finish()?;
+    data.finish()
+}
+
+#[derive(Default)]
+struct Counts {
+    triples: u64,
+    quads: u64,
+}
+
+/// Predicate and class counts by NodeId, gathered from the POS stream.
+#[derive(Default)]
+struct IdStats {
+    count: u64,
+    predicates: Vec<(u64, u64)>,
+    /// (P, O, count): rdf:type's rows give the class counts once its id is known.
+    by_predicate_object: Vec<(u64, u64, u64)>,
+}
+
+fn build_indexes(
+    gen_dir: &Path,
+    spill: &Arc<SpillDir>,
+    remap: &Remap,
+    mut triples: Vec<Vec<[u64; 3]>>,
+    mut quads: Vec<Vec<[u64; 4]>>,
+    budget_tuples: usize,
+    threads: usize,
+) -> io::Result<(Counts, IdStats)> {
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(io::Error::other)?;
+    pool.install(|| {
+        triples.par_iter_mut().flatten().for_each(|t| {
+            for v in t.iter_mut() {
+                *v = remap.map(*v);
+            }
+        });
+        quads.par_iter_mut().flatten().for_each(|t| {
+            for v in t.iter_mut() {
+                *v = remap.map(*v);
+            }
+        });
+    });
+    let per_index = (budget_tuples / 9).max(1 << 14);
+    let results: Vec<io::Result<(u64, Option<IdStats>)>> = pool.install(|| {
+        let triple_jobs = TRIPLE_INDEXES.par_iter().map(|(name, cols)| {
+            let mut sorter = TupleSorter::<3>::new(spill.clone(), name, per_index);
+            for t in triples.iter().flatten() {
+                sorter.push([t[cols[0]], t[cols[1]], t[cols[2]]])?;
+            }
+            let mut w = PackedTreeWriter::create(gen_dir, name, TreeParams::TRIPLE)?;
+            let mut stats = (*name == "POS").then(IdStats::default);
+            let mut n = 0;
+            let mut rec = [0u8; 24];
+            for t in sorter.finish()? {
+                let t = t?;
+                for (i, v) in t.iter().enumerate() {
+                    rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
+                }
+                w.push(&rec)?;
+                n += 1;
+                if let Some(st) = stats.as_mut() {
+                    st.count += 1;
+                    match st.predicates.last_mut() {
+                        Some((p, c)) if *p == t[0] => *c += 1,
+                        _ => st.predicates.push((t[0], 1)),
+                    }
+                    match st.by_predicate_object.last_mut() {
+                        Some((p, o, c)) if *p == t[0] && *o == t[1] => *c += 1,
+                        _ => st.by_predicate_object.push((t[0], t[1], 1)),
+                    }
+                }
+            }
+            w.finish()?;
+            Ok((n, stats))
+        });
+        let quad_jobs = QUAD_INDEXES.par_iter().map(|(name, cols)| {
+            let mut sorter = TupleSorter::<4>::new(spill.clone(), name, per_index);
+            for t in quads.iter().flatten() {
+                sorter.push([t[cols[0]], t[cols[1]], t[cols[2]], t[cols[3]]])?;
+            }
+            let mut w = PackedTreeWriter::create(gen_dir, name, TreeParams::QUAD)?;
+            let mut n = 0;
+            let mut rec = [0u8; 32];
+            for t in sorter.finish()? {
+                let t = t?;
+                for (i, v) in t.iter().enumerate() {
+                    rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
+                }
+                w.push(&rec)?;
+                n += 1;
+            }
+            w.finish()?;
+            Ok((n, None))
+        });
+        triple_jobs.chain(quad_jobs).collect()
+    });
+    let mut counts = Counts::default();
+    let mut stats = IdStats::default();
+    for (i, r) in results.into_iter().enumerate() {
+        let (n, st) = r?;
+        if i == 0 {
+            counts.triples = n;
+        }
+        if i == TRIPLE_INDEXES.len() {
+            counts.quads = n;
+        }
+        if let Some(st) = st {
+            stats = st;
+        }
+    }
+    Ok((counts, stats))
+}
+
+/// Turns id-based counts into IRIs by reading the terms back from the node table.
+fn resolve_stats(gen_dir: &Path, st: IdStats) -> io::Result<Stats> {
+    use std::os::unix::fs::FileExt;
+    let f = File::open(gen_dir.join("nodes-data.obj"))?;
+    let read_term = |id: u64| -> io::Result<Option<DecodedTerm>> {
+        if id >> 63 == 1 {
+            return Ok(None);
+        }
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let n = f.read_at(&mut buf, id)?;
+            if let Some((t, _)) = decode_term(&buf[..n]) {
+                return Ok(Some(t));
+            }
+            if n < buf.len() {
+                return Ok(None);
+            }
+            buf.resize(buf.len() * 4, 0);
+        }
+    };
+    let mut out = Stats { count: st.count, ..Default::default() };
+    let mut type_id = None;
+    for (p, c) in &st.predicates {
+        if let Some(DecodedTerm::Iri(iri)) = read_term(*p)? {
+            if iri == RDF_TYPE {
+                type_id = Some(*p);
+            }
+            out.predicates.push((iri, *c));
+        }
+    }
+    if let Some(t) = type_id {
+        for (p, o, c) in &st.by_predicate_object {
+            if *p == t {
+                if let Some(DecodedTerm::Iri(iri)) = read_term(*o)? {
+                    out.classes.push((iri, *c));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn dir_size(p: &Path) -> u64 {
+    let mut total = 0;
+    if let Ok(rd) = fs::read_dir(p) {
+        for e in rd.flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => total += dir_size(&e.path()),
+                Ok(m) => total += m.len(),
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}
+
+fn sync_tree(p: &Path) -> io::Result<()> {
+    for e in fs::read_dir(p)? {
+        let e = e?;
+        if e.file_type()?.is_dir() {
+            sync_tree(&e.path())?;
+        } else {
+            File::open(e.path())?.sync_all()?;
+        }
+    }
+    File::open(p)?.sync_all()
+}
+
+/// Peak resident set size of this process (VmHWM), in bytes.
+pub fn peak_rss_bytes() -> u64 {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .map_or(0, |kb| kb * 1024)
+}

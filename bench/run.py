@@ -357,6 +357,10 @@ def render_markdown(meta, rows, order, targets):
             meta["jvm_args"], meta["memory"] or "not set (loader default)"),
         "- versions: %s" % ", ".join("%s: %s" % (k, v) for k, v in meta["versions"].items() if v),
         ""]
+    busiest = max([r.get("loadavg_before") or 0 for r in rows.values()] + [meta["host"]["loadavg_start"]])
+    if busiest > meta["host"]["cores"]:
+        out += ["**Warning: the machine was busy (1-minute load average up to %.1f on %d cores before a "
+                "run): every tool was slowed, not necessarily by the same factor; take the figures as noisy.**" % (busiest, meta["host"]["cores"]), ""]
     ours = rows.get(bl.RDF_BULKLOAD, {})
     if ours.get("ok"):
         vs = ["%s %.2f×" % (t, rows[t]["rdf_speedup"]) for t in bl.ANCHORS

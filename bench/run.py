@@ -279,6 +279,8 @@ def run_once(tool, args, dataset, memory, rep, logs_dir):
         "db_apparent_size": apparent_size(db),
         "node_data_size": node_data_size(db),
     })
+    if tool == bl.RDF_BULKLOAD:
+        result["report_triples"] = loader_report_triples(db)
     result["ok"] = code == 0 and not timed_out
     if not result["ok"]:
         result["error"] = "timed out after %ss" % args.timeout if timed_out else "exit code %d (see %s)" % (
@@ -329,6 +331,25 @@ def apparent_size(path):
     return total
 
 
+def loader_report_triples(db):
+    """The triple count in rdf-bulkload's build report (a JSON file beside Data-0001), or
+    None: a cross-check that the loader took every statement of the input."""
+    try:
+        names = [n for n in os.listdir(db) if n.endswith(".json") and not n.startswith("Data")]
+    except OSError:
+        return None
+    for name in names:
+        try:
+            with open(os.path.join(db, name)) as f:
+                report = json.load(f)
+        except (OSError, ValueError):
+            continue
+        for holder in (report, report.get("counts") if isinstance(report, dict) else None):
+            if isinstance(holder, dict) and isinstance(holder.get("triples"), int):
+                return holder["triples"]
+    return None
+
+
 def node_data_size(db):
     """Size of the TDB2 node table's term file (Data-0001/nodes-data.obj): the encoded
     dictionary, to compare a --memory budget against."""
@@ -338,7 +359,7 @@ def node_data_size(db):
 
 # ---------------------------------------------------------------- reporting
 
-def render_markdown(meta, rows, order, targets):
+def render_markdown(meta, rows, order, targets, runs):
     ds = meta["dataset"]
     out = ["# Bulk-load benchmark: %s" % ds["name"], ""]
     if ds["synthetic"]:
@@ -373,6 +394,10 @@ def render_markdown(meta, rows, order, targets):
     if targets:
         out += ["## Targets", "", bl.render_targets(targets)]
     out += ["## Columns", "", COLUMNS_HELP]
+    reported = {r.get("report_triples") for r in runs.get(bl.RDF_BULKLOAD, []) if r.get("ok")} - {None}
+    if reported and reported != {ds["triples"]}:
+        out += ["**Warning: rdf-bulkload's build report counts %s triples, the input has %s statements.**" % (
+            ", ".join("{:,}".format(n) for n in sorted(reported)), "{:,}".format(ds["triples"])), ""]
     failed = [(t, r.get("error")) for t, r in rows.items() if not r.get("ok") and not r.get("skipped")]
     skipped = [(t, r.get("reason")) for t, r in rows.items() if r.get("skipped")]
     if failed or skipped:
@@ -533,7 +558,7 @@ def main(argv=None):
                 "caches_dropped": bool(drop_ok), "jvm_args": args.jvm_args, "memory": mem,
                 "versions": versions, "rss_interval": args.rss_interval, "disk_interval": args.disk_interval,
                 "rdf_bulkload_cmd": args.rdf_bulkload_cmd}
-        md = render_markdown(meta, rows, tools, targets)
+        md = render_markdown(meta, rows, tools, targets, runs)
         with open(base + ".md", "w") as f:
             f.write(md)
         with open(base + ".json", "w") as f:

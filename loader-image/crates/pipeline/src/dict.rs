@@ -55,10 +55,28 @@ impl Default for Dictionary {
 }
 
 impl Dictionary {
+    /// The hash that [`get`](Self::get) and [`intern_hashed`](Self::intern_hashed) take.
+    #[inline]
+    pub fn hash(&self, bytes: &[u8]) -> u64 {
+        self.hasher.hash_one(bytes)
+    }
+
+    /// The id of a term already present.
+    pub fn get(&self, bytes: &[u8], h: u64) -> Option<ProvId> {
+        let shard_no = (h >> (64 - SHARD_BITS)) as usize;
+        let sh = self.shards[shard_no].lock().expect("dictionary shard poisoned");
+        let found = sh.table.find(h, |&i| sh.bytes(i as usize) == bytes).copied();
+        found.map(|i| (u64::from(i) << SHARD_BITS) | shard_no as u64)
+    }
+
     /// The id of the term with these stored bytes, inserting it (with its MD5 key, computed
     /// by `key` only for new terms) if it is new.
     pub fn intern(&self, bytes: &[u8], key: impl FnOnce() -> [u8; 16]) -> ProvId {
-        let h = self.hasher.hash_one(bytes);
+        self.intern_hashed(bytes, self.hasher.hash_one(bytes), key)
+    }
+
+    /// [`intern`](Self::intern) with the hash already computed.
+    pub fn intern_hashed(&self, bytes: &[u8], h: u64, key: impl FnOnce() -> [u8; 16]) -> ProvId {
         let shard_no = (h >> (64 - SHARD_BITS)) as usize;
         let mut shard = self.shards[shard_no].lock().expect("dictionary shard poisoned");
         let sh = &mut *shard;

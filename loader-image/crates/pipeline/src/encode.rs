@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use md5::{Digest, Md5};
+use rdf_input::fastline::{FastStatement, TermSlice};
 use rdf_input::oxrdf::{GraphName, NamedOrBlankNode, Quad, Term as RdfTerm};
 use tdb2::term::{encode_term, format_lang_tag, node_hash, Term, XSD_STRING};
 
@@ -32,7 +33,7 @@ pub enum BlankScope {
 }
 
 impl BlankScope {
-    fn label(&mut self, raw: &str, out: &mut String) {
+    pub(crate) fn label(&mut self, raw: &str, out: &mut String) {
         let mut h = Md5::new();
         match self {
             BlankScope::Labels { scope } => {
@@ -134,5 +135,117 @@ impl<'d> Encoder<'d> {
             None => Encoded::Triple([s, p, o]),
             Some(g) => Encoded::Quad([g, s, p, o]),
         }
+    }
+}
+
+const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
+const RDF_DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
+
+/// Per-position scratch space of the fast path.
+#[derive(Default)]
+struct Slot {
+    bytes: Vec<u8>,
+    /// Formatted language tag or derived blank-node label.
+    text: String,
+    hash: u64,
+    id: u64,
+    stored: bool,
+    miss: bool,
+}
+
+/// The fast path: terms borrowed from the line, validated only when new to the dictionary.
+pub struct FastEncoder<'d> {
+    dict: &'d Dictionary,
+    slots: [Slot; 4],
+}
+
+fn slot_term<'a>(t: &TermSlice<'a>, text: &'a str) -> Term<'a> {
+    match *t {
+        TermSlice::Iri(iri) => Term::Iri(iri),
+        TermSlice::Blank(_) => Term::Blank(text),
+        TermSlice::Literal { lex, lang: Some(_), .. } => Term::Literal { lex, lang: Some(text), datatype: None },
+        TermSlice::Literal { lex, lang: None, datatype } => {
+            Term::Literal { lex, lang: None, datatype: datatype.filter(|d| *d != XSD_STRING) }
+        }
+    }
+}
+
+/// What the full parser would check, for a term seen for the first time.
+fn valid(t: &TermSlice<'_>) -> bool {
+    match *t {
+        TermSlice::Iri(iri) => oxiri::Iri::parse(iri).is_ok(),
+        TermSlice::Blank(_) => true, // the line scanner checked the label
+        TermSlice::Literal { lang: Some(lang), .. } => oxilangtag::LanguageTag::parse(lang).is_ok(),
+        TermSlice::Literal { datatype: Some(dt), .. } => {
+            dt != RDF_LANG_STRING && dt != RDF_DIR_LANG_STRING && oxiri::Iri::parse(dt).is_ok()
+        }
+        TermSlice::Literal { .. } => true,
+    }
+}
+
+impl<'d> FastEncoder<'d> {
+    pub fn new(dict: &'d Dictionary) -> Self {
+        FastEncoder { dict, slots: Default::default() }
+    }
+
+    fn prepare(&mut self, k: usize, t: &TermSlice<'_>, scope: &mut BlankScope) {
+        let slot = &mut self.slots[k];
+        slot.miss = false;
+        slot.stored = true;
+        match *t {
+            TermSlice::Blank(label) => scope.label(label, &mut slot.text),
+            TermSlice::Literal { lang: Some(lang), .. } => format_lang_tag(lang, &mut slot.text),
+            TermSlice::Literal { lex, lang: None, datatype: Some(dt) } if dt != XSD_STRING => {
+                if let Some(id) = tdb2_nodeid::inline_literal(lex, dt) {
+                    slot.stored = false;
+                    slot.id = id.0;
+                    return;
+                }
+            }
+            _ => {}
+        }
+        let slot = &mut self.slots[k];
+        slot.bytes.clear();
+        encode_term(&slot_term(t, &slot.text), &mut slot.bytes);
+        slot.hash = self.dict.hash(&slot.bytes);
+        match self.dict.get(&slot.bytes, slot.hash) {
+            Some(id) => slot.id = id,
+            None => slot.miss = true,
+        }
+    }
+
+    /// Encodes a statement, or `None` when a new term fails validation (the caller then
+    /// lets the full parser report the line). Nothing is interned in that case.
+    pub fn statement(&mut self, st: &FastStatement<'_>, scope: &mut BlankScope) -> Option<Encoded> {
+        let default_graph = match st.graph {
+            None => true,
+            Some(TermSlice::Iri(g)) => DEFAULT_GRAPH_IRIS.contains(&g),
+            Some(_) => false,
+        };
+        let p = TermSlice::Iri(st.predicate);
+        let terms = [Some(st.subject), Some(p), Some(st.object), st.graph.filter(|_| !default_graph)];
+        for (k, t) in terms.iter().enumerate() {
+            if let Some(t) = t {
+                self.prepare(k, t, scope);
+            }
+        }
+        for (k, t) in terms.iter().enumerate() {
+            if let Some(t) = t {
+                if self.slots[k].miss && !valid(t) {
+                    return None;
+                }
+            }
+        }
+        for (k, t) in terms.iter().enumerate() {
+            if let Some(t) = t {
+                let slot = &mut self.slots[k];
+                if slot.miss {
+                    let key = node_hash(&slot_term(t, &slot.text));
+                    slot.id = self.dict.intern_hashed(&slot.bytes, slot.hash, || key);
+                }
+            }
+        }
+        let [s, p, o, g] = [0, 1, 2, 3].map(|k| self.slots[k].id);
+        Some(if default_graph { Encoded::Triple([s, p, o]) } else { Encoded::Quad([g, s, p, o]) })
     }
 }

@@ -8,14 +8,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use extsort::{SpillDir, TupleSorter};
-use rdf_input::{detect, parse_line_chunk, parse_terse, Chunk, InputFile, LineChunker, Rejected};
+use rdf_input::fastline::{parse_fast_line, FastLine};
+use rdf_input::{detect, parse_line_chunk, parse_terse, Chunk, InputFile, LineChunker, Rejected, Syntax};
 use tdb2::db::{write_empty_journal, write_prefix_tables, NodeDataWriter};
 use tdb2::stats::{Stats, RDF_TYPE};
 use tdb2::term::{decode_term, DecodedTerm};
 use tdb2::{PackedTreeWriter, TreeParams, GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
 
 use crate::dict::{Dictionary, Remap};
-use crate::encode::{BlankScope, Encoded, Encoder};
+use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use crate::error::LoadError;
 use crate::input::{open_input, RawDigest, ReadAhead};
 use crate::report::{PhaseReport, Report};
@@ -142,6 +143,7 @@ fn blank_scope(file: usize, f: &InputFile, terse: bool) -> BlankScope {
 fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> WorkerOutput {
     let mut out = WorkerOutput::default();
     let mut enc = Encoder::new(&sh.dict);
+    let mut fast = FastEncoder::new(&sh.dict);
     let strict = sh.opts.on_error == OnError::Strict;
     for job in jobs {
         let (file, seq) = match &job {
@@ -174,19 +176,49 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
             Job::Lines { file, chunk } => {
                 let mut scope = blank_scope(file, &sh.files[file], false);
                 let syntax = sh.files[file].syntax;
-                let _ = parse_line_chunk(
-                    syntax,
-                    &chunk,
-                    |q| {
-                        out.statements += 1;
-                        match enc.quad(&q, &mut scope) {
-                            Encoded::Triple(t) => out.triples.push(t),
-                            Encoded::Quad(t) => out.quads.push(t),
+                let quads = syntax == Syntax::NQuads;
+                let whole_chunk_utf8 = std::str::from_utf8(&chunk.data).is_ok();
+                let mut line_no = chunk.first_line;
+                for line in chunk.data.split(|&b| b == b'\n') {
+                    let this_line = line_no;
+                    line_no += 1;
+                    if whole_chunk_utf8 || std::str::from_utf8(line).is_ok() {
+                        // SAFETY-free: validated above (whole chunk) or just now (this line).
+                        let text = std::str::from_utf8(line).unwrap_or_default();
+                        match parse_fast_line(text, quads) {
+                            FastLine::Empty => continue,
+                            FastLine::Statement(st) => {
+                                if let Some(e) = fast.statement(&st, &mut scope) {
+                                    out.statements += 1;
+                                    match e {
+                                        Encoded::Triple(t) => out.triples.push(t),
+                                        Encoded::Quad(t) => out.quads.push(t),
+                                    }
+                                    continue;
+                                }
+                            }
+                            FastLine::Fallback => {}
                         }
-                        Ok(())
-                    },
-                    &mut on_reject,
-                );
+                    }
+                    // The full parser decides this line: its statement or its error.
+                    let res = parse_line_chunk(
+                        syntax,
+                        line,
+                        this_line,
+                        |q| {
+                            out.statements += 1;
+                            match enc.quad(&q, &mut scope) {
+                                Encoded::Triple(t) => out.triples.push(t),
+                                Encoded::Quad(t) => out.quads.push(t),
+                            }
+                            Ok(())
+                        },
+                        &mut on_reject,
+                    );
+                    if res.is_err() {
+                        break;
+                    }
+                }
             }
             Job::Terse { file } => {
                 let f = &sh.files[file];

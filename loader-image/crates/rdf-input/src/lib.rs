@@ -4,6 +4,7 @@
 
 mod chunks;
 mod detect;
+pub mod fastline;
 mod parse;
 
 pub use chunks::{Chunk, LineChunker};

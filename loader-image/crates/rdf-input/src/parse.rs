@@ -3,7 +3,6 @@ use std::io::{self, Read};
 use oxrdf::{GraphName, Quad};
 use oxttl::{NQuadsParser, NTriplesParser, TriGParser, TurtleParseError, TurtleParser, TurtleSyntaxError};
 
-use crate::chunks::Chunk;
 use crate::detect::Syntax;
 
 /// A 1-based line and column (columns count code points, as oxttl does).
@@ -27,12 +26,12 @@ fn line_text(data: &[u8], line_index: u64) -> String {
     String::from_utf8_lossy(line).trim_end_matches('\r').to_string()
 }
 
-fn rejected_in_chunk(chunk: &Chunk, e: &TurtleSyntaxError) -> Rejected {
+fn rejected_at(data: &[u8], first_line: u64, e: &TurtleSyntaxError) -> Rejected {
     let loc = e.location();
     Rejected {
-        position: Position { line: chunk.first_line + loc.start.line, column: loc.start.column + 1 },
+        position: Position { line: first_line + loc.start.line, column: loc.start.column + 1 },
         message: e.message().to_string(),
-        text: line_text(&chunk.data, loc.start.line),
+        text: line_text(data, loc.start.line),
     }
 }
 
@@ -45,21 +44,22 @@ fn rejected_in_chunk(chunk: &Chunk, e: &TurtleSyntaxError) -> Rejected {
 /// rejects exactly that line and nothing else.
 pub fn parse_line_chunk<E>(
     syntax: Syntax,
-    chunk: &Chunk,
+    data: &[u8],
+    first_line: u64,
     mut on_quad: impl FnMut(Quad) -> Result<(), E>,
     mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<(), E> {
-    let Some(first_error) = parse_slice(syntax, &chunk.data, &mut on_quad)? else {
+    let Some(first_error) = parse_slice(syntax, data, &mut on_quad)? else {
         return Ok(());
     };
     let err_line = first_error.location().start.line;
-    on_reject(rejected_in_chunk(chunk, &first_error))?;
-    let lines = chunk.data.split(|&b| b == b'\n').enumerate().skip(err_line as usize + 1);
+    on_reject(rejected_at(data, first_line, &first_error))?;
+    let lines = data.split(|&b| b == b'\n').enumerate().skip(err_line as usize + 1);
     for (index, line) in lines {
         if let Some(e) = parse_slice(syntax, line, &mut on_quad)? {
             let loc = e.location();
             on_reject(Rejected {
-                position: Position { line: chunk.first_line + index as u64, column: loc.start.column + 1 },
+                position: Position { line: first_line + index as u64, column: loc.start.column + 1 },
                 message: e.message().to_string(),
                 text: String::from_utf8_lossy(line).trim_end_matches('\r').to_string(),
             })?;
@@ -142,16 +142,12 @@ pub fn parse_terse<E>(
 mod tests {
     use super::*;
 
-    fn chunk(first_line: u64, s: &str) -> Chunk {
-        Chunk { seq: 0, first_line, offset: 0, data: s.as_bytes().to_vec() }
-    }
-
     #[test]
     fn line_errors_carry_absolute_positions_and_text() {
-        let c = chunk(41, "<http://a> <http://b> <http://c> .\n<http://a> <http://b> \"x .\n<http://a> <http://b> <http://d> .\n<http://a> <b> <http://d> .\n<http://a> <http://b> <http://e> .\n");
+        let c = ("<http://a> <http://b> <http://c> .\n<http://a> <http://b> \"x .\n<http://a> <http://b> <http://d> .\n<http://a> <b> <http://d> .\n<http://a> <http://b> <http://e> .\n").as_bytes();
         let mut ok = 0;
         let mut bad = Vec::new();
-        parse_line_chunk::<()>(Syntax::NTriples, &c, |_| { ok += 1; Ok(()) }, |r| { bad.push(r); Ok(()) }).unwrap();
+        parse_line_chunk::<()>(Syntax::NTriples, c, 41, |_| { ok += 1; Ok(()) }, |r| { bad.push(r); Ok(()) }).unwrap();
         assert_eq!((ok, bad.len()), (3, 2), "{bad:?}");
         assert_eq!(bad[0].position, Position { line: 42, column: 23 });
         assert_eq!(bad[1].position.line, 44);

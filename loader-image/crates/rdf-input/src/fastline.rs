@@ -1,0 +1,238 @@
+//! A fast path for the common N-Triples/N-Quads line: no escapes, ASCII blank-node labels,
+//! plain whitespace. It borrows terms from the line instead of allocating them, and leaves
+//! validation that needs a full parser (IRI syntax, language tags) to the caller, who does
+//! it once per distinct term. Any line it does not fully understand is `Fallback`: the
+//! caller then parses it with oxttl, which decides, so errors and unusual-but-valid lines
+//! get exactly oxttl's treatment.
+
+/// A term as it appears in the line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TermSlice<'a> {
+    /// Not yet validated as an absolute IRI (may even hold an escape: validation rejects it).
+    Iri(&'a str),
+    /// A label already checked against the N-Triples BLANK_NODE_LABEL rule (ASCII subset).
+    Blank(&'a str),
+    /// Lexical form without escapes; `lang` not yet validated, `datatype` IRI not yet validated.
+    Literal { lex: &'a str, lang: Option<&'a str>, datatype: Option<&'a str> },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FastStatement<'a> {
+    pub subject: TermSlice<'a>,
+    pub predicate: &'a str,
+    pub object: TermSlice<'a>,
+    pub graph: Option<TermSlice<'a>>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum FastLine<'a> {
+    /// Blank or comment-only line.
+    Empty,
+    Statement(FastStatement<'a>),
+    /// Let the full parser decide.
+    Fallback,
+}
+
+struct Cursor<'a> {
+    s: &'a str,
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn ws(&mut self) {
+        while self.i < self.b.len() && (self.b[self.i] == b' ' || self.b[self.i] == b'\t') {
+            self.i += 1;
+        }
+    }
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+    /// The IRI's characters are not checked here: the caller validates every IRI new to
+    /// its dictionary with a full IRI parser, which rejects `\\`, spaces and the other
+    /// characters IRIREF forbids, and then lets the full parser handle the line.
+    fn iri(&mut self) -> Option<&'a str> {
+        debug_assert_eq!(self.peek(), Some(b'<'));
+        let start = self.i + 1;
+        let end = start + memchr::memchr(b'>', &self.b[start..])?;
+        self.i = end + 1;
+        Some(&self.s[start..end])
+    }
+    fn blank(&mut self) -> Option<&'a str> {
+        // "_:" (PN_CHARS_U | [0-9]) ((PN_CHARS | '.')* PN_CHARS)?, ASCII only
+        if self.b.get(self.i + 1) != Some(&b':') {
+            return None;
+        }
+        let start = self.i + 2;
+        let first = *self.b.get(start)?;
+        if !(first.is_ascii_alphanumeric() || first == b'_') {
+            return None;
+        }
+        let mut j = start + 1;
+        while j < self.b.len() {
+            let c = self.b[j];
+            if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.' {
+                j += 1;
+            } else if c >= 0x80 || c == b':' {
+                return None; // non-ASCII PN_CHARS: full parser
+            } else {
+                break;
+            }
+        }
+        while self.b[j - 1] == b'.' {
+            j -= 1; // a label cannot end with '.': it is the statement's end
+        }
+        self.i = j;
+        Some(&self.s[start..j])
+    }
+    fn literal(&mut self) -> Option<TermSlice<'a>> {
+        let start = self.i + 1;
+        let j = start + memchr::memchr3(b'"', b'\\', b'\r', &self.b[start..])?;
+        if self.b[j] != b'"' {
+            return None; // an escape or a raw CR: the full parser decides
+        }
+        let lex = &self.s[start..j];
+        self.i = j + 1;
+        match self.peek() {
+            Some(b'@') => {
+                let ls = self.i + 1;
+                let mut k = ls;
+                while k < self.b.len() && (self.b[k].is_ascii_alphanumeric() || self.b[k] == b'-') {
+                    k += 1;
+                }
+                if k == ls {
+                    return None;
+                }
+                self.i = k;
+                Some(TermSlice::Literal { lex, lang: Some(&self.s[ls..k]), datatype: None })
+            }
+            Some(b'^') => {
+                if self.b.get(self.i + 1) != Some(&b'^') || self.b.get(self.i + 2) != Some(&b'<') {
+                    return None;
+                }
+                self.i += 2;
+                let dt = self.iri()?;
+                Some(TermSlice::Literal { lex, lang: None, datatype: Some(dt) })
+            }
+            _ => Some(TermSlice::Literal { lex, lang: None, datatype: None }),
+        }
+    }
+    fn term(&mut self) -> Option<TermSlice<'a>> {
+        match self.peek()? {
+            b'<' => self.iri().map(TermSlice::Iri),
+            b'_' => self.blank().map(TermSlice::Blank),
+            b'"' => self.literal(),
+            _ => None,
+        }
+    }
+    /// Terms must be separated from what follows by whitespace or the final '.'; this
+    /// rejects run-ons like `<a><b>` or `"x"@en<b>` that the full parser may judge
+    /// differently.
+    fn separated(&self) -> bool {
+        matches!(self.peek(), Some(b' ' | b'\t' | b'.'))
+    }
+}
+
+/// Parses one line (without its `\n`) of N-Triples (`quads = false`) or N-Quads.
+pub fn parse_fast_line(line: &str, quads: bool) -> FastLine<'_> {
+    let mut c = Cursor { s: line, b: line.as_bytes(), i: 0 };
+    c.ws();
+    match c.peek() {
+        None | Some(b'#') => return FastLine::Empty,
+        Some(b'\r') if c.i + 1 == c.b.len() => return FastLine::Empty,
+        _ => {}
+    }
+    let stmt = (|| {
+        let subject = c.term()?;
+        if matches!(subject, TermSlice::Literal { .. }) || !c.separated() {
+            return None;
+        }
+        c.ws();
+        if c.peek()? != b'<' {
+            return None;
+        }
+        let predicate = c.iri()?;
+        if !c.separated() {
+            return None;
+        }
+        c.ws();
+        let object = c.term()?;
+        if !c.separated() {
+            return None;
+        }
+        c.ws();
+        let mut graph = None;
+        if c.peek()? != b'.' {
+            if !quads {
+                return None;
+            }
+            let g = c.term()?;
+            if matches!(g, TermSlice::Literal { .. }) || !c.separated() {
+                return None;
+            }
+            graph = Some(g);
+            c.ws();
+        }
+        if c.peek()? != b'.' {
+            return None;
+        }
+        c.i += 1;
+        c.ws();
+        match c.peek() {
+            None | Some(b'#') => {}
+            Some(b'\r') if c.i + 1 == c.b.len() => {}
+            _ => return None,
+        }
+        Some(FastStatement { subject, predicate, object, graph })
+    })();
+    stmt.map_or(FastLine::Fallback, FastLine::Statement)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TermSlice::*;
+
+    fn st(line: &str, quads: bool) -> FastStatement<'_> {
+        match parse_fast_line(line, quads) {
+            FastLine::Statement(s) => s,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn common_lines() {
+        let s = st("<http://a/s> <http://a/p> \"hi there\"@en-GB .", false);
+        assert_eq!(s.subject, Iri("http://a/s"));
+        assert_eq!(s.predicate, "http://a/p");
+        assert_eq!(s.object, Literal { lex: "hi there", lang: Some("en-GB"), datatype: None });
+        let s = st("_:b1 <http://a/p> \"5\"^^<http://www.w3.org/2001/XMLSchema#int>.", false);
+        assert_eq!(s.subject, Blank("b1"));
+        assert_eq!(s.object, Literal { lex: "5", lang: None, datatype: Some("http://www.w3.org/2001/XMLSchema#int") });
+        let s = st("\t<http://a/s>\t<http://a/p> _:x.y _:g1. # comment\r", true);
+        assert_eq!(s.object, Blank("x.y"));
+        assert_eq!(s.graph, Some(Blank("g1")));
+        assert_eq!(parse_fast_line("   # only a comment", false), FastLine::Empty);
+        assert_eq!(parse_fast_line("", true), FastLine::Empty);
+    }
+
+    #[test]
+    fn anything_unusual_falls_back() {
+        for line in [
+            "<http://a/s> <http://a/p> \"esc\\\"aped\" .",
+            "<http://a/s> <http://a/p> <http://a/o> <http://a/g> .", // a quad in N-Triples
+            "<http://a/s> _:p <http://a/o> .",
+            "\"lit\" <http://a/p> <http://a/o> .",
+            "<http://a/s> <http://a/p> <http://a/o>",
+            "<http://a/s> <http://a/p> <http://a/o> . junk",
+            "<http://a/s><http://a/p><http://a/o>.",
+            "<http://a/s> <http://a/p> \"x\"@ .",
+            "<http://a/s> <http://a/p> \"x\"^<http://d> .",
+            "_:é <http://a/p> <http://a/o> .",
+            "_:-a <http://a/p> <http://a/o> .",
+            "<http://a/s> <http://a/p> \"x\" \"y\" .",
+        ] {
+            assert_eq!(parse_fast_line(line, line.contains("\"x\" \"y\"")), FastLine::Fallback, "{line}");
+        }
+    }
+}

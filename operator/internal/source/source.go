@@ -42,6 +42,8 @@ type Spec struct {
 	Manifest string
 	// CAFile is a PEM bundle trusted in addition to the system roots.
 	CAFile string
+	// CAPEM is the same as CAFile, in memory (the operator reads it from a Secret/ConfigMap).
+	CAPEM []byte
 	// Insecure skips TLS verification (testing only).
 	Insecure bool
 	// Region, optional.
@@ -169,22 +171,25 @@ func NewClient(s Spec, c Credentials, o ClientOptions) (*minio.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if secure && (s.CAFile != "" || s.Insecure) {
+	if secure && (s.CAFile != "" || len(s.CAPEM) > 0 || s.Insecure) {
 		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 		if tr.TLSClientConfig != nil {
 			cfg = tr.TLSClientConfig.Clone()
 		}
-		if s.CAFile != "" {
-			pem, err := os.ReadFile(s.CAFile)
-			if err != nil {
-				return nil, fmt.Errorf("reading CA file: %w", err)
+		if s.CAFile != "" || len(s.CAPEM) > 0 {
+			pem := s.CAPEM
+			if s.CAFile != "" {
+				var err error
+				if pem, err = os.ReadFile(s.CAFile); err != nil {
+					return nil, fmt.Errorf("reading CA file: %w", err)
+				}
 			}
 			pool, err := x509.SystemCertPool()
 			if err != nil || pool == nil {
 				pool = x509.NewCertPool()
 			}
 			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("CA file %s holds no PEM certificate", s.CAFile)
+				return nil, fmt.Errorf("the CA bundle %s holds no PEM certificate", s.CAFile)
 			}
 			cfg.RootCAs = pool
 		}

@@ -76,8 +76,17 @@ type Watcher struct {
 	NewClient func(Spec, Credentials) (*minio.Client, error)
 
 	mu     sync.Mutex
-	settle map[string]Settle
+	settle map[string]watched
 }
+
+type watched struct {
+	Settle
+	lastSeen time.Time
+}
+
+// forgetAfter drops what is remembered about sources not polled for this long (their
+// BulkLoad was deleted or left watch mode).
+const forgetAfter = 24 * time.Hour
 
 // NewWatcher returns a Watcher using the wall clock.
 func NewWatcher() *Watcher { return &Watcher{} }
@@ -106,10 +115,16 @@ func (w *Watcher) Observe(ctx context.Context, id string, spec Spec, creds Crede
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.settle == nil {
-		w.settle = map[string]Settle{}
+		w.settle = map[string]watched{}
 	}
-	obs, next := Evaluate(snap, w.settle[id], now(), settle)
-	w.settle[id] = next
+	t := now()
+	obs, next := Evaluate(snap, w.settle[id].Settle, t, settle)
+	w.settle[id] = watched{Settle: next, lastSeen: t}
+	for k, v := range w.settle {
+		if t.Sub(v.lastSeen) > forgetAfter {
+			delete(w.settle, k)
+		}
+	}
 	return obs, nil
 }
 

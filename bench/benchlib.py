@@ -194,7 +194,7 @@ def render_targets(targets):
         return ""
     lines = ["| target (issue 3) | measured | wanted | met |", "|---|---:|---|---|"]
     for name, value, want, passed in targets:
-        shown = "—" if value is None else "%.2f" % value
+        shown = "—" if value is None else "{:,}".format(value) if isinstance(value, int) else "%.2f" % value
         lines.append("| %s | %s | %s | %s |" % (name, shown, want,
                                              "—" if passed is None else ("yes" if passed else "**no**")))
     return "\n".join(lines) + "\n"

@@ -383,7 +383,10 @@ def render_markdown(meta, rows, order, targets, runs):
             meta["repeat"], "dropped before every run (sync; echo 3 > /proc/sys/vm/drop_caches)"
             if meta["caches_dropped"] else "NOT dropped between runs (warm input)"),
         "- JVM loaders: JVM_ARGS=`%s`; rdf-bulkload --memory: %s" % (
-            meta["jvm_args"], meta["memory"] or "not set (loader default)"),
+            meta["jvm_args"], meta["memory"] or "not set (loader default%s)" % "".join(
+                ": " + bl.fmt_bytes(r["loader_report"]["memory_budget_bytes"])
+                for r in runs.get(bl.RDF_BULKLOAD, [])[:1]
+                if (r.get("loader_report") or {}).get("memory_budget_bytes"))),
         "- versions: %s" % ", ".join("%s: %s" % (k, v) for k, v in meta["versions"].items() if v),
         ""]
     busiest = max([r.get("loadavg_before") or 0 for r in rows.values()] + [meta["host"]["loadavg_start"]])

@@ -1,21 +1,34 @@
 //! The bulk-load dictionary: one entry per distinct stored term, keyed by its exact stored
 //! bytes, handing out provisional ids while parsing. Final NodeIds (offsets in
 //! `nodes-data.obj`) exist only once every term is known and ordered by MD5 key.
+//!
+//! Memory is bounded: each shard has a fixed share of the budget, and a shard that is full
+//! spills its entries, sorted by MD5 key, to a run file and starts over. A term seen again
+//! after its shard spilled gets a second provisional id; the final merge of all runs in MD5
+//! order maps every provisional id of a term to the same NodeId.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
 use std::hash::BuildHasher;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use extsort::SpillDir;
 use hashbrown::HashTable;
 
 const SHARD_BITS: u32 = 6;
 const SHARDS: usize = 1 << SHARD_BITS;
+const SHARD_MASK: u64 = SHARDS as u64 - 1;
+/// Bytes an entry costs besides its term bytes: start offset, MD5 key, hash-table slot.
+const ENTRY_OVERHEAD: usize = 8 + 16 + 8;
 
-/// A provisional id: `(index within shard) << SHARD_BITS | shard`; always < 2^63, so it
-/// never collides with an inline NodeId (bit 63 set) in the same tuple column.
+/// A provisional id: `(sequence within shard) << SHARD_BITS | shard`; always < 2^63, so
+/// it never collides with an inline NodeId (bit 63 set) in the same tuple column.
 pub type ProvId = u64;
 
-#[derive(Default)]
 struct Shard {
     table: HashTable<u32>,
     /// Stored term bytes, back to back.
@@ -24,6 +37,10 @@ struct Shard {
     starts: Vec<u64>,
     /// The node-table key (MD5) of entry i.
     keys: Vec<[u8; 16]>,
+    /// Provisional sequence number of entry 0 (entries spilled before count first).
+    base: u64,
+    runs: Vec<PathBuf>,
+    accounted: usize,
 }
 
 impl Shard {
@@ -33,81 +50,182 @@ impl Shard {
         &self.arena[s..e]
     }
     fn memory(&self) -> usize {
-        self.arena.capacity() + self.starts.capacity() * 8 + self.keys.capacity() * 16 + self.table.capacity() * 5
+        self.arena.capacity() + self.starts.capacity() * 8 + self.keys.capacity() * 16 + self.table.capacity() * 8
+    }
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+    /// Entry indexes in MD5-key order.
+    fn order(&self) -> Vec<u32> {
+        let mut o: Vec<u32> = (0..self.len() as u32).collect();
+        o.sort_unstable_by_key(|&i| self.keys[i as usize]);
+        o
     }
 }
 
-/// A concurrent dictionary, sharded to keep lock hold times short.
+/// A concurrent, budgeted dictionary, sharded to keep lock hold times short.
 pub struct Dictionary {
     shards: Vec<Mutex<Shard>>,
     hasher: foldhash::fast::FixedState,
     memory: AtomicU64,
-}
-
-impl Default for Dictionary {
-    fn default() -> Self {
-        Dictionary {
-            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
-            hasher: foldhash::fast::FixedState::with_seed(0x7464_6232),
-            memory: AtomicU64::new(0),
-        }
-    }
+    spilled: AtomicU64,
+    shard_limit: usize,
+    spill: Arc<SpillDir>,
 }
 
 impl Dictionary {
+    /// A dictionary that holds at most about `budget` bytes in memory, spilling to `spill`.
+    pub fn new(budget: u64, spill: Arc<SpillDir>) -> Dictionary {
+        let shard_limit = ((budget as usize) / SHARDS).max(64 << 10);
+        Dictionary {
+            shards: (0..SHARDS)
+                .map(|_| {
+                    Mutex::new(Shard {
+                        table: HashTable::new(),
+                        arena: Vec::new(),
+                        starts: Vec::new(),
+                        keys: Vec::new(),
+                        base: 0,
+                        runs: Vec::new(),
+                        accounted: 0,
+                    })
+                })
+                .collect(),
+            hasher: foldhash::fast::FixedState::with_seed(0x7464_6232),
+            memory: AtomicU64::new(0),
+            spilled: AtomicU64::new(0),
+            shard_limit,
+            spill,
+        }
+    }
+
     /// The hash that [`get`](Self::get) and [`intern_hashed`](Self::intern_hashed) take.
     #[inline]
     pub fn hash(&self, bytes: &[u8]) -> u64 {
         self.hasher.hash_one(bytes)
     }
 
-    /// The id of a term already present.
+    /// The id of a term present in memory (a term whose shard spilled since it was last
+    /// seen is not found, and gets a new id from `intern_hashed`).
     pub fn get(&self, bytes: &[u8], h: u64) -> Option<ProvId> {
         let shard_no = (h >> (64 - SHARD_BITS)) as usize;
         let sh = self.shards[shard_no].lock().expect("dictionary shard poisoned");
         let found = sh.table.find(h, |&i| sh.bytes(i as usize) == bytes).copied();
-        found.map(|i| (u64::from(i) << SHARD_BITS) | shard_no as u64)
+        found.map(|i| ((sh.base + u64::from(i)) << SHARD_BITS) | shard_no as u64)
     }
 
     /// The id of the term with these stored bytes, inserting it (with its MD5 key, computed
     /// by `key` only for new terms) if it is new.
-    pub fn intern(&self, bytes: &[u8], key: impl FnOnce() -> [u8; 16]) -> ProvId {
+    pub fn intern(&self, bytes: &[u8], key: impl FnOnce() -> [u8; 16]) -> io::Result<ProvId> {
         self.intern_hashed(bytes, self.hasher.hash_one(bytes), key)
     }
 
     /// [`intern`](Self::intern) with the hash already computed.
-    pub fn intern_hashed(&self, bytes: &[u8], h: u64, key: impl FnOnce() -> [u8; 16]) -> ProvId {
+    pub fn intern_hashed(&self, bytes: &[u8], h: u64, key: impl FnOnce() -> [u8; 16]) -> io::Result<ProvId> {
         let shard_no = (h >> (64 - SHARD_BITS)) as usize;
-        let mut shard = self.shards[shard_no].lock().expect("dictionary shard poisoned");
-        let sh = &mut *shard;
-        let found = sh.table.find(h, |&i| {
-            let s = sh.starts[i as usize] as usize;
-            let e = sh.starts.get(i as usize + 1).map_or(sh.arena.len(), |&e| e as usize);
-            &sh.arena[s..e] == bytes
-        });
-        let index = match found {
-            Some(&i) => i,
-            None => {
-                let before = sh.memory();
-                let i = sh.starts.len() as u32;
-                sh.starts.push(sh.arena.len() as u64);
-                sh.arena.extend_from_slice(bytes);
-                sh.keys.push(key());
-                let (starts, arena) = (&sh.starts, &sh.arena);
-                let hasher = &self.hasher;
-                sh.table.insert_unique(h, i, |&j| {
-                    let s = starts[j as usize] as usize;
-                    let e = starts.get(j as usize + 1).map_or(arena.len(), |&e| e as usize);
-                    hasher.hash_one(&arena[s..e])
-                });
-                let after = sh.memory();
-                if after != before {
-                    self.memory.fetch_add((after - before) as u64, Ordering::Relaxed);
-                }
-                i
+        let mut guard = self.shards[shard_no].lock().expect("dictionary shard poisoned");
+        let sh = &mut *guard;
+        if let Some(&i) = sh.table.find(h, |&i| sh.bytes(i as usize) == bytes) {
+            return Ok(((sh.base + u64::from(i)) << SHARD_BITS) | shard_no as u64);
+        }
+        // Room for one more entry within the shard's share? Grow by doubling, never past it.
+        if !self.make_room(sh, bytes.len()) {
+            self.spill_shard(sh)?;
+            if !self.make_room(sh, bytes.len()) {
+                // A single term larger than a shard's share: hold it anyway, accounted.
+                sh.arena.reserve_exact(bytes.len());
+                sh.starts.reserve_exact(1);
+                sh.keys.reserve_exact(1);
+                sh.table.reserve(1, |_| 0);
             }
-        };
-        (u64::from(index) << SHARD_BITS) | shard_no as u64
+        }
+        let i = sh.starts.len() as u32;
+        sh.starts.push(sh.arena.len() as u64);
+        sh.arena.extend_from_slice(bytes);
+        sh.keys.push(key());
+        let (starts, arena) = (&sh.starts, &sh.arena);
+        let hasher = &self.hasher;
+        sh.table.insert_unique(h, i, |&j| {
+            let s = starts[j as usize] as usize;
+            let e = starts.get(j as usize + 1).map_or(arena.len(), |&e| e as usize);
+            hasher.hash_one(&arena[s..e])
+        });
+        self.account(sh);
+        Ok(((sh.base + u64::from(i)) << SHARD_BITS) | shard_no as u64)
+    }
+
+    fn account(&self, sh: &mut Shard) {
+        let now = sh.memory();
+        if now != sh.accounted {
+            if now > sh.accounted {
+                self.memory.fetch_add((now - sh.accounted) as u64, Ordering::Relaxed);
+            } else {
+                self.memory.fetch_sub((sh.accounted - now) as u64, Ordering::Relaxed);
+            }
+            sh.accounted = now;
+        }
+    }
+
+    /// Ensures capacity for one more entry of `len` bytes without exceeding the shard's
+    /// share (60% term bytes, 40% entries), growing by doubling; false when the shard is full.
+    fn make_room(&self, sh: &mut Shard, len: usize) -> bool {
+        let arena_limit = self.shard_limit * 3 / 5;
+        let entries_limit = self.shard_limit * 2 / 5 / ENTRY_OVERHEAD;
+        let need_arena = sh.arena.len() + len;
+        let need_entries = sh.starts.len() + 1;
+        if need_arena > sh.arena.capacity() {
+            if need_arena > arena_limit {
+                return false;
+            }
+            let cap = (sh.arena.capacity() * 2).clamp(need_arena.max(16 << 10), arena_limit.max(need_arena));
+            sh.arena.reserve_exact(cap - sh.arena.len());
+        }
+        if need_entries > sh.starts.capacity() || need_entries > sh.table.capacity() {
+            if need_entries > entries_limit {
+                return false;
+            }
+            let cap = (sh.starts.capacity() * 2).clamp(need_entries.max(256), entries_limit.max(need_entries));
+            sh.starts.reserve_exact(cap - sh.starts.len());
+            sh.keys.reserve_exact(cap - sh.keys.len());
+            let (starts, arena) = (&sh.starts, &sh.arena);
+            let hasher = &self.hasher;
+            sh.table.reserve(cap - sh.table.len(), |&j| {
+                let s = starts[j as usize] as usize;
+                let e = starts.get(j as usize + 1).map_or(arena.len(), |&e| e as usize);
+                hasher.hash_one(&arena[s..e])
+            });
+        }
+        true
+    }
+
+    /// Writes the shard's entries in MD5 order to a run file and empties it, keeping its
+    /// allocations for reuse.
+    fn spill_shard(&self, sh: &mut Shard) -> io::Result<()> {
+        if sh.len() == 0 {
+            return Ok(());
+        }
+        let (path, f) = self.spill.new_file("dict")?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        let mut written = 0u64;
+        for i in sh.order() {
+            let i = i as usize;
+            let bytes = sh.bytes(i);
+            w.write_all(&sh.keys[i])?;
+            w.write_all(&(sh.base + i as u64).to_le_bytes())?;
+            w.write_all(&(bytes.len() as u32).to_le_bytes())?;
+            w.write_all(bytes)?;
+            written += 28 + bytes.len() as u64;
+        }
+        w.flush()?;
+        self.spill.add_bytes(written);
+        self.spilled.fetch_add(sh.len() as u64, Ordering::Relaxed);
+        sh.runs.push(path);
+        sh.base += sh.len() as u64;
+        sh.table.clear();
+        sh.arena.clear();
+        sh.starts.clear();
+        sh.keys.clear();
+        Ok(())
     }
 
     /// Bytes held by the dictionary (accounted against the memory budget).
@@ -115,54 +233,114 @@ impl Dictionary {
         self.memory.load(Ordering::Relaxed)
     }
 
-    /// Number of distinct terms.
-    pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().expect("shard").starts.len()).sum()
+    /// Entries written to spill runs so far.
+    pub fn spilled_entries(&self) -> u64 {
+        self.spilled.load(Ordering::Relaxed)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    /// Provisional ids handed out (distinct terms, counting a term again after a spill).
+    pub fn ids_assigned(&self) -> u64 {
+        self.shards.iter().map(|s| {
+            let s = s.lock().expect("shard");
+            s.base + s.len() as u64
+        }).sum()
     }
 
-    /// Consumes the dictionary into its terms ordered by MD5 key, the order of the node
-    /// table, with each term's provisional id.
-    pub fn into_sorted(self) -> SortedTerms {
+    /// Consumes the dictionary into a stream of its terms in MD5-key order (the node
+    /// table's order), merging spilled runs, and a remap table sized for every id.
+    pub fn into_merge(self) -> io::Result<(TermMerge, Remap)> {
+        use rayon::prelude::*;
         let shards: Vec<Shard> = self.shards.into_iter().map(|m| m.into_inner().expect("shard")).collect();
-        let mut order: Vec<([u8; 16], u64)> = Vec::with_capacity(shards.iter().map(|s| s.starts.len()).sum());
-        for (n, sh) in shards.iter().enumerate() {
-            for (i, k) in sh.keys.iter().enumerate() {
-                order.push((*k, ((i as u64) << SHARD_BITS) | n as u64));
+        let remap = Remap { per_shard: shards.iter().map(|s| vec![0u64; (s.base as usize) + s.len()]).collect() };
+        let orders: Vec<Vec<u32>> = shards.par_iter().map(Shard::order).collect();
+        let mut sources = Vec::new();
+        for (n, (sh, order)) in shards.iter().zip(orders).enumerate() {
+            for run in &sh.runs {
+                sources.push(Source::Run { shard: n as u64, r: BufReader::with_capacity(1 << 16, File::open(run)?) });
             }
+            sources.push(Source::Memory { shard: n as u64, order, pos: 0 });
         }
-        use rayon::slice::ParallelSliceMut;
-        order.par_sort_unstable();
-        SortedTerms { shards, order }
+        let mut m = TermMerge { shards, sources, heap: BinaryHeap::new(), current: Vec::new(), _spill: self.spill };
+        for s in 0..m.sources.len() {
+            m.advance(s)?;
+        }
+        Ok((m, remap))
     }
 }
 
-/// Terms in node-table order.
-pub struct SortedTerms {
+enum Source {
+    Memory { shard: u64, order: Vec<u32>, pos: usize },
+    Run { shard: u64, r: BufReader<File> },
+}
+
+/// One term of the merged stream.
+pub struct MergedTerm {
+    pub key: [u8; 16],
+    pub prov: ProvId,
+    pub bytes: Vec<u8>,
+}
+
+/// Terms of every shard and run, ascending by MD5 key (equal keys: the same term seen in
+/// several runs, each with its own provisional id).
+pub struct TermMerge {
     shards: Vec<Shard>,
-    order: Vec<([u8; 16], ProvId)>,
+    sources: Vec<Source>,
+    heap: BinaryHeap<Reverse<([u8; 16], usize)>>,
+    current: Vec<Option<MergedTerm>>,
+    _spill: Arc<SpillDir>,
 }
 
-impl SortedTerms {
-    pub fn len(&self) -> usize {
-        self.order.len()
+impl TermMerge {
+    fn advance(&mut self, s: usize) -> io::Result<()> {
+        if self.current.len() <= s {
+            self.current.resize_with(s + 1, || None);
+        }
+        let next = match &mut self.sources[s] {
+            Source::Memory { shard, order, pos } => {
+                if *pos < order.len() {
+                    let sh = &self.shards[*shard as usize];
+                    let i = order[*pos] as usize;
+                    *pos += 1;
+                    Some(MergedTerm {
+                        key: sh.keys[i],
+                        prov: ((sh.base + i as u64) << SHARD_BITS) | *shard,
+                        bytes: sh.bytes(i).to_vec(),
+                    })
+                } else {
+                    None
+                }
+            }
+            Source::Run { shard, r } => {
+                let mut key = [0u8; 16];
+                match r.read_exact(&mut key) {
+                    Ok(()) => {
+                        let mut b8 = [0u8; 8];
+                        r.read_exact(&mut b8)?;
+                        let seq = u64::from_le_bytes(b8);
+                        let mut b4 = [0u8; 4];
+                        r.read_exact(&mut b4)?;
+                        let mut bytes = vec![0u8; u32::from_le_bytes(b4) as usize];
+                        r.read_exact(&mut bytes)?;
+                        Some(MergedTerm { key, prov: (seq << SHARD_BITS) | *shard, bytes })
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => None,
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        if let Some(t) = &next {
+            self.heap.push(Reverse((t.key, s)));
+        }
+        self.current[s] = next;
+        Ok(())
     }
-    pub fn is_empty(&self) -> bool {
-        self.order.is_empty()
-    }
-    /// (MD5 key, provisional id, stored bytes), ascending by key.
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8; 16], ProvId, &[u8])> {
-        self.order.iter().map(|(k, id)| {
-            let sh = &self.shards[(*id & (SHARDS as u64 - 1)) as usize];
-            (k, *id, sh.bytes((*id >> SHARD_BITS) as usize))
-        })
-    }
-    /// A table from provisional id to final NodeId, sized for every shard.
-    pub fn new_remap(&self) -> Remap {
-        Remap { per_shard: self.shards.iter().map(|s| vec![0u64; s.starts.len()]).collect() }
+
+    /// The next term in key order.
+    pub fn next_term(&mut self) -> io::Result<Option<MergedTerm>> {
+        let Some(Reverse((_, s))) = self.heap.pop() else { return Ok(None) };
+        let t = self.current[s].take().expect("a queued source has a current term");
+        self.advance(s)?;
+        Ok(Some(t))
     }
 }
 
@@ -173,7 +351,7 @@ pub struct Remap {
 
 impl Remap {
     pub fn set(&mut self, prov: ProvId, node_id: u64) {
-        self.per_shard[(prov & (SHARDS as u64 - 1)) as usize][(prov >> SHARD_BITS) as usize] = node_id;
+        self.per_shard[(prov & SHARD_MASK) as usize][(prov >> SHARD_BITS) as usize] = node_id;
     }
     /// Maps a tuple column: inline NodeIds (bit 63) pass through.
     #[inline]
@@ -181,7 +359,7 @@ impl Remap {
         if v >> 63 == 1 {
             v
         } else {
-            self.per_shard[(v & (SHARDS as u64 - 1)) as usize][(v >> SHARD_BITS) as usize]
+            self.per_shard[(v & SHARD_MASK) as usize][(v >> SHARD_BITS) as usize]
         }
     }
     pub fn memory_bytes(&self) -> u64 {
@@ -192,24 +370,56 @@ impl Remap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use md5::Digest;
+
+    fn key(b: &[u8]) -> [u8; 16] {
+        md5::Md5::digest(b).into()
+    }
+
+    fn check(budget: u64, expect_spill: bool) {
+        let tmp = tempfile::tempdir().unwrap();
+        let spill = SpillDir::create(tmp.path(), "s").unwrap();
+        let d = Dictionary::new(budget, spill);
+        let words: Vec<String> = (0..60_000).map(|i| format!("term-{}-{}", i % 9000, "x".repeat(i % 40))).collect();
+        let mut ids = Vec::new();
+        for w in &words {
+            ids.push(d.intern(w.as_bytes(), || key(w.as_bytes())).unwrap());
+        }
+        // 64 shards, each at least 64 KiB: the smallest budget the dictionary honours.
+        assert!(d.memory_bytes() <= budget.max(64 * (64 << 10)), "memory {} over budget", d.memory_bytes());
+        assert_eq!(d.spilled_entries() > 0, expect_spill);
+        let (mut merge, mut remap) = d.into_merge().unwrap();
+        let mut offset = 0u64;
+        let mut last: Option<[u8; 16]> = None;
+        let mut distinct = 0;
+        while let Some(t) = merge.next_term().unwrap() {
+            assert_eq!(t.key, key(&t.bytes));
+            if last != Some(t.key) {
+                assert!(last.is_none_or(|l| l < t.key));
+                offset += 1000;
+                distinct += 1;
+                last = Some(t.key);
+            }
+            remap.set(t.prov, offset);
+        }
+        assert_eq!(distinct, 9000, "distinct terms");
+        // Every occurrence of a word maps to the same final id; different words differ.
+        let mut by_word = std::collections::HashMap::new();
+        for (w, id) in words.iter().zip(&ids) {
+            let f = remap.map(*id);
+            assert_eq!(*by_word.entry(w.clone()).or_insert(f), f, "{w}");
+        }
+        let finals: std::collections::HashSet<_> = by_word.values().collect();
+        assert_eq!(finals.len(), by_word.len());
+    }
 
     #[test]
-    fn interning_is_idempotent_and_sorted_by_key() {
-        let d = Dictionary::default();
-        let words: Vec<String> = (0..5000).map(|i| format!("term-{}", i % 1200)).collect();
-        let ids: Vec<_> = words.iter().map(|w| d.intern(w.as_bytes(), || md5::Md5::digest(w.as_bytes()).into())).collect();
-        for (w, id) in words.iter().zip(&ids) {
-            assert_eq!(d.intern(w.as_bytes(), || unreachable!("already present")), *id);
-            assert!(id >> 63 == 0);
-        }
-        assert_eq!(d.len(), 1200);
-        let sorted = d.into_sorted();
-        let keys: Vec<_> = sorted.iter().map(|(k, _, _)| *k).collect();
-        assert!(keys.windows(2).all(|w| w[0] < w[1]));
-        for (k, _, bytes) in sorted.iter() {
-            let want: [u8; 16] = md5::Md5::digest(bytes).into();
-            assert_eq!(*k, want);
-        }
+    fn in_memory_dictionary() {
+        check(1 << 30, false);
     }
-    use md5::Digest;
+
+    #[test]
+    fn spilling_dictionary_gives_the_same_mapping() {
+        check(64 * (64 << 10), true);
+    }
 }

@@ -2,6 +2,7 @@
 //! interned in the dictionary under its exact stored (Thrift) bytes.
 
 use std::collections::HashMap;
+use std::io;
 
 use md5::{Digest, Md5};
 use rdf_input::fastline::{FastStatement, TermSlice};
@@ -70,17 +71,17 @@ impl<'d> Encoder<'d> {
         Encoder { dict, bytes: Vec::with_capacity(256), lang: String::new(), label: String::new() }
     }
 
-    fn intern(&mut self, t: Term<'_>) -> u64 {
+    fn intern(&mut self, t: Term<'_>) -> io::Result<u64> {
         self.bytes.clear();
         encode_term(&t, &mut self.bytes);
         self.dict.intern(&self.bytes, || node_hash(&t))
     }
 
-    fn iri(&mut self, iri: &str) -> u64 {
+    fn iri(&mut self, iri: &str) -> io::Result<u64> {
         self.intern(Term::Iri(iri))
     }
 
-    fn blank(&mut self, raw: &str, scope: &mut BlankScope) -> u64 {
+    fn blank(&mut self, raw: &str, scope: &mut BlankScope) -> io::Result<u64> {
         let mut label = std::mem::take(&mut self.label);
         scope.label(raw, &mut label);
         let id = self.intern(Term::Blank(&label));
@@ -88,14 +89,14 @@ impl<'d> Encoder<'d> {
         id
     }
 
-    fn subject(&mut self, s: &NamedOrBlankNode, scope: &mut BlankScope) -> u64 {
+    fn subject(&mut self, s: &NamedOrBlankNode, scope: &mut BlankScope) -> io::Result<u64> {
         match s {
             NamedOrBlankNode::NamedNode(n) => self.iri(n.as_str()),
             NamedOrBlankNode::BlankNode(b) => self.blank(b.as_str(), scope),
         }
     }
 
-    fn object(&mut self, o: &RdfTerm, scope: &mut BlankScope) -> u64 {
+    fn object(&mut self, o: &RdfTerm, scope: &mut BlankScope) -> io::Result<u64> {
         match o {
             RdfTerm::NamedNode(n) => self.iri(n.as_str()),
             RdfTerm::BlankNode(b) => self.blank(b.as_str(), scope),
@@ -113,7 +114,7 @@ impl<'d> Encoder<'d> {
                     return self.intern(Term::Literal { lex, lang: None, datatype: None });
                 }
                 if let Some(id) = tdb2_nodeid::inline_literal(lex, dt) {
-                    return id.0;
+                    return Ok(id.0);
                 }
                 self.intern(Term::Literal { lex, lang: None, datatype: Some(dt) })
             }
@@ -121,20 +122,20 @@ impl<'d> Encoder<'d> {
     }
 
     /// Encodes a statement; default-graph quads become triples.
-    pub fn quad(&mut self, q: &Quad, scope: &mut BlankScope) -> Encoded {
-        let s = self.subject(&q.subject, scope);
-        let p = self.iri(q.predicate.as_str());
-        let o = self.object(&q.object, scope);
+    pub fn quad(&mut self, q: &Quad, scope: &mut BlankScope) -> io::Result<Encoded> {
+        let s = self.subject(&q.subject, scope)?;
+        let p = self.iri(q.predicate.as_str())?;
+        let o = self.object(&q.object, scope)?;
         let g = match &q.graph_name {
             GraphName::DefaultGraph => None,
             GraphName::NamedNode(n) if DEFAULT_GRAPH_IRIS.contains(&n.as_str()) => None,
-            GraphName::NamedNode(n) => Some(self.iri(n.as_str())),
-            GraphName::BlankNode(b) => Some(self.blank(b.as_str(), scope)),
+            GraphName::NamedNode(n) => Some(self.iri(n.as_str())?),
+            GraphName::BlankNode(b) => Some(self.blank(b.as_str(), scope)?),
         };
-        match g {
+        Ok(match g {
             None => Encoded::Triple([s, p, o]),
             Some(g) => Encoded::Quad([g, s, p, o]),
-        }
+        })
     }
 }
 
@@ -216,7 +217,7 @@ impl<'d> FastEncoder<'d> {
 
     /// Encodes a statement, or `None` when a new term fails validation (the caller then
     /// lets the full parser report the line). Nothing is interned in that case.
-    pub fn statement(&mut self, st: &FastStatement<'_>, scope: &mut BlankScope) -> Option<Encoded> {
+    pub fn statement(&mut self, st: &FastStatement<'_>, scope: &mut BlankScope) -> io::Result<Option<Encoded>> {
         let default_graph = match st.graph {
             None => true,
             Some(TermSlice::Iri(g)) => DEFAULT_GRAPH_IRIS.contains(&g),
@@ -232,7 +233,7 @@ impl<'d> FastEncoder<'d> {
         for (k, t) in terms.iter().enumerate() {
             if let Some(t) = t {
                 if self.slots[k].miss && !valid(t) {
-                    return None;
+                    return Ok(None);
                 }
             }
         }
@@ -241,11 +242,11 @@ impl<'d> FastEncoder<'d> {
                 let slot = &mut self.slots[k];
                 if slot.miss {
                     let key = node_hash(&slot_term(t, &slot.text));
-                    slot.id = self.dict.intern_hashed(&slot.bytes, slot.hash, || key);
+                    slot.id = self.dict.intern_hashed(&slot.bytes, slot.hash, || key)?;
                 }
             }
         }
         let [s, p, o, g] = [0, 1, 2, 3].map(|k| self.slots[k].id);
-        Some(if default_graph { Encoded::Triple([s, p, o]) } else { Encoded::Quad([g, s, p, o]) })
+        Ok(Some(if default_graph { Encoded::Triple([s, p, o]) } else { Encoded::Quad([g, s, p, o]) }))
     }
 }

@@ -8,6 +8,7 @@ mod error;
 mod input;
 pub mod load;
 mod report;
+pub mod tuples;
 
 pub use error::LoadError;
 pub use load::{load, LoadOptions, OnError, REPORT_FILE};

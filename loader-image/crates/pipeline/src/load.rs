@@ -15,7 +15,8 @@ use tdb2::stats::{Stats, RDF_TYPE};
 use tdb2::term::{decode_term, DecodedTerm};
 use tdb2::{PackedTreeWriter, TreeParams, GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
 
-use crate::dict::{Dictionary, Remap};
+use crate::dict::{Dictionary, Remap, TermMerge};
+use crate::tuples::{Logged, TupleLog};
 use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use crate::error::LoadError;
 use crate::input::{open_input, RawDigest, ReadAhead};
@@ -73,6 +74,9 @@ struct ParseShared<'a> {
     opts: &'a LoadOptions,
     files: &'a [InputFile],
     dict: Dictionary,
+    spill: Arc<SpillDir>,
+    /// Tuples a worker buffers in memory before its log spills.
+    log_cap: usize,
     digests: Vec<Arc<Mutex<RawDigest>>>,
     raw_bytes_read: Arc<AtomicU64>,
     /// Strict mode: the earliest (file, chunk) that failed; later work is skipped.
@@ -115,12 +119,21 @@ impl ParseShared<'_> {
 }
 
 /// What one parse worker produced.
-#[derive(Default)]
 struct WorkerOutput {
-    triples: Vec<[u64; 3]>,
-    quads: Vec<[u64; 4]>,
+    triples: TupleLog<3>,
+    quads: TupleLog<4>,
     statements: u64,
     rejects: Vec<FileReject>,
+}
+
+impl WorkerOutput {
+    fn emit(&mut self, e: io::Result<Encoded>) -> io::Result<()> {
+        self.statements += 1;
+        match e? {
+            Encoded::Triple(t) => self.triples.push(t),
+            Encoded::Quad(t) => self.quads.push(t),
+        }
+    }
 }
 
 struct Stop;
@@ -141,7 +154,12 @@ fn blank_scope(file: usize, f: &InputFile, terse: bool) -> BlankScope {
 }
 
 fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> WorkerOutput {
-    let mut out = WorkerOutput::default();
+    let mut out = WorkerOutput {
+        triples: TupleLog::new(sh.spill.clone(), "triples", sh.log_cap),
+        quads: TupleLog::new(sh.spill.clone(), "quads", sh.log_cap / 2),
+        statements: 0,
+        rejects: Vec::new(),
+    };
     let mut enc = Encoder::new(&sh.dict);
     let mut fast = FastEncoder::new(&sh.dict);
     let strict = sh.opts.on_error == OnError::Strict;
@@ -187,16 +205,20 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
                         let text = std::str::from_utf8(line).unwrap_or_default();
                         match parse_fast_line(text, quads) {
                             FastLine::Empty => continue,
-                            FastLine::Statement(st) => {
-                                if let Some(e) = fast.statement(&st, &mut scope) {
-                                    out.statements += 1;
-                                    match e {
-                                        Encoded::Triple(t) => out.triples.push(t),
-                                        Encoded::Quad(t) => out.quads.push(t),
+                            FastLine::Statement(st) => match fast.statement(&st, &mut scope) {
+                                Ok(Some(e)) => {
+                                    if let Err(e) = out.emit(Ok(e)) {
+                                        sh.fail(LoadError::from_output_io("spilling tuples", e));
+                                        break;
                                     }
                                     continue;
                                 }
-                            }
+                                Ok(None) => {}
+                                Err(e) => {
+                                    sh.fail(LoadError::from_output_io("spilling the dictionary", e));
+                                    break;
+                                }
+                            },
                             FastLine::Fallback => {}
                         }
                     }
@@ -206,12 +228,10 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
                         line,
                         this_line,
                         |q| {
-                            out.statements += 1;
-                            match enc.quad(&q, &mut scope) {
-                                Encoded::Triple(t) => out.triples.push(t),
-                                Encoded::Quad(t) => out.quads.push(t),
-                            }
-                            Ok(())
+                            out.emit(enc.quad(&q, &mut scope)).map_err(|e| {
+                                sh.fail(LoadError::from_output_io("spilling", e));
+                                Stop
+                            })
                         },
                         &mut on_reject,
                     );
@@ -239,12 +259,10 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
                         if sh.cancelled.load(Ordering::Relaxed) {
                             return Err(Stop);
                         }
-                        out.statements += 1;
-                        match enc.quad(&q, &mut scope) {
-                            Encoded::Triple(t) => out.triples.push(t),
-                            Encoded::Quad(t) => out.quads.push(t),
-                        }
-                        Ok(())
+                        out.emit(enc.quad(&q, &mut scope)).map_err(|e| {
+                            sh.fail(LoadError::from_output_io("spilling", e));
+                            Stop
+                        })
                     },
                     &mut on_reject,
                 );
@@ -392,11 +410,17 @@ fn build(
     );
     let spill = SpillDir::create(&tmp_parent, &spill_name).map_err(|e| LoadError::from_output_io("creating the spill directory", e))?;
 
+    // ---- Memory plan: fixed buffers first, then shares of what is left.
+    let threads = opts.threads.max(1);
+    let plan = MemoryPlan::new(opts.memory, threads)?;
+
     // ---- Phase 1: parse and encode
     let sh = ParseShared {
         opts,
         files,
-        dict: Dictionary::default(),
+        dict: Dictionary::new(plan.dictionary, spill.clone()),
+        spill: spill.clone(),
+        log_cap: plan.log_tuples_per_worker,
         digests: files.iter().map(|_| Arc::new(Mutex::new(RawDigest::default()))).collect(),
         raw_bytes_read: Arc::new(AtomicU64::new(0)),
         stop_at: Mutex::new(None),
@@ -406,7 +430,6 @@ fn build(
         cancelled: AtomicBool::new(false),
         prefixes: Mutex::new(Vec::new()),
     };
-    let threads = opts.threads.max(1);
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
         let (tx, rx) = crossbeam_channel::bounded::<Job>(threads * 2);
         let sh = &sh;
@@ -440,13 +463,13 @@ fn build(
     errors.clear();
     let mut rejects: Vec<FileReject> = Vec::new();
     let mut statements = 0;
-    let mut triples_raw = Vec::new();
-    let mut quads_raw = Vec::new();
+    let mut triple_logs = Vec::new();
+    let mut quad_logs = Vec::new();
     for mut o in outputs {
         statements += o.statements;
         rejects.append(&mut o.rejects);
-        triples_raw.push(o.triples);
-        quads_raw.push(o.quads);
+        triple_logs.push(o.triples.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?);
+        quad_logs.push(o.quads.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?);
     }
     let rejected = rejects.len() as u64;
     if opts.on_error == OnError::Skip {
@@ -475,21 +498,25 @@ fn build(
     }
     let digests: Vec<RawDigest> = sh.digests.iter().map(|d| d.lock().expect("digest").clone()).collect();
     let dict = sh.dict;
-    let distinct_terms = dict.len() as u64;
     let dict_memory = dict.memory_bytes();
+    let dict_spilled = dict.spilled_entries();
+    let ids_assigned = dict.ids_assigned();
     timer.lap("parse");
 
     // ---- Phase 2: node table, in MD5 order; each term's offset is its NodeId
-    let sorted = dict.into_sorted();
-    let mut remap = sorted.new_remap();
-    let node_data_bytes = write_node_table(gen_dir, &sorted, &mut remap).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
-    drop(sorted);
+    let remap_bytes = ids_assigned * 8;
+    let sort_budget = plan.sorting(remap_bytes)?;
+    let (mut merge, mut remap) = dict.into_merge().map_err(|e| LoadError::from_output_io("merging the dictionary", e))?;
+    let (distinct_terms, node_data_bytes) =
+        write_node_table(gen_dir, &mut merge, &mut remap).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
+    drop(merge);
     timer.lap("nodes");
 
     // ---- Phase 3: indexes
-    let budget_tuples = (opts.memory / 4 / 32).max(1 << 16) as usize;
-    let (counts, stats) = build_indexes(gen_dir, &spill, &remap, triples_raw, quads_raw, budget_tuples, threads)
+    let (counts, stats) = build_indexes(gen_dir, &spill, &remap, &triple_logs, &quad_logs, sort_budget, threads)
         .map_err(|e| LoadError::from_output_io("building indexes", e))?;
+    drop(triple_logs);
+    drop(quad_logs);
     timer.lap("indexes");
 
     // ---- Phase 4: prefixes, statistics, journal; make durable; rename into place
@@ -510,6 +537,7 @@ fn build(
     report.prefixes = prefix_rows.len() as u64;
     report.node_table_bytes = node_data_bytes;
     report.dictionary_bytes = dict_memory;
+    report.dictionary_spilled_terms = dict_spilled;
     report.temp_disk_peak_bytes = peak_spill;
     report.database_bytes = database_bytes;
     timer.lap("finish");
@@ -538,28 +566,85 @@ fn build(
     Ok(report)
 }
 
-fn write_node_table(gen_dir: &Path, sorted: &crate::dict::SortedTerms, remap: &mut Remap) -> io::Result<u64> {
+/// Writes `nodes-data.obj` and the `nodes` tree from the merged dictionary; returns the
+/// number of distinct terms and the data file's length.
+fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap) -> io::Result<(u64, u64)> {
     let mut data = NodeDataWriter::create(gen_dir, "nodes")?;
     let mut index = PackedTreeWriter::create(gen_dir, "nodes", TreeParams::NODE)?;
     let mut last_key: Option<[u8; 16]> = None;
     let mut last_offset = 0;
-    for (key, prov, bytes) in sorted.iter() {
-        if last_key == Some(*key) {
-            // Two stored forms with one MD5 key: Jena would find only one; so do we.
-            remap.set(prov, last_offset);
+    let mut distinct = 0;
+    while let Some(t) = merge.next_term()? {
+        if last_key == Some(t.key) {
+            // The same term again (its shard spilled in between), or two stored forms with
+            // one MD5 key, which Jena too would find as one: one NodeId.
+            remap.set(t.prov, last_offset);
             continue;
         }
-        let offset = data.append_encoded(bytes)?;
+        let offset = data.append_encoded(&t.bytes)?;
         let mut rec = [0u8; 24];
-        rec[..16].copy_from_slice(key);
+        rec[..16].copy_from_slice(&t.key);
         rec[16..].copy_from_slice(&offset.to_be_bytes());
         index.push(&rec)?;
-        remap.set(prov, offset);
-        last_key = Some(*key);
+        remap.set(t.prov, offset);
+        last_key = Some(t.key);
         last_offset = offset;
+        distinct += 1;
     }
     index.finish()?;
-    data.finish()
+    Ok((distinct, data.finish()?))
+}
+
+/// How the memory budget is shared out.
+struct MemoryPlan {
+    budget: u64,
+    fixed: u64,
+    dictionary: u64,
+    log_tuples_per_worker: usize,
+}
+
+impl MemoryPlan {
+    /// Chunk buffers in flight, read-ahead, writers and the process itself.
+    fn fixed_bytes(threads: usize) -> u64 {
+        (48 << 20) + (threads as u64) * (3 * CHUNK_BYTES as u64 + (4 << 20))
+    }
+
+    fn new(budget: u64, threads: usize) -> Result<MemoryPlan, LoadError> {
+        let fixed = Self::fixed_bytes(threads);
+        let minimum = fixed + (64 << 20);
+        if budget < minimum {
+            return Err(LoadError::Resources(format!(
+                "--memory {} MiB is below the minimum of {} MiB for {threads} threads ({} MiB of fixed buffers + 64 MiB to work with)",
+                budget >> 20,
+                minimum >> 20,
+                fixed >> 20
+            )));
+        }
+        let free = budget - fixed;
+        // While parsing, the dictionary gets most; each worker's tuple buffer a little.
+        let logs = free / 8;
+        Ok(MemoryPlan {
+            budget,
+            fixed,
+            dictionary: free - logs,
+            log_tuples_per_worker: (logs / threads as u64 / 32) as usize,
+        })
+    }
+
+    /// Bytes left for sort buffers once the remap table (8 bytes per id) is resident.
+    fn sorting(&self, remap_bytes: u64) -> Result<u64, LoadError> {
+        let left = self.budget.saturating_sub(self.fixed + remap_bytes);
+        if left < (32 << 20) {
+            return Err(LoadError::Resources(format!(
+                "--memory {} MiB cannot hold the id remap table ({} MiB for this input) plus sort buffers; \
+                 give at least {} MiB",
+                self.budget >> 20,
+                remap_bytes >> 20,
+                (self.fixed + remap_bytes + (32 << 20)) >> 20
+            )));
+        }
+        Ok(left)
+    }
 }
 
 #[derive(Default)]
@@ -581,31 +666,24 @@ fn build_indexes(
     gen_dir: &Path,
     spill: &Arc<SpillDir>,
     remap: &Remap,
-    mut triples: Vec<Vec<[u64; 3]>>,
-    mut quads: Vec<Vec<[u64; 4]>>,
-    budget_tuples: usize,
+    triples: &[Logged<3>],
+    quads: &[Logged<4>],
+    sort_budget: u64,
     threads: usize,
 ) -> io::Result<(Counts, IdStats)> {
     use rayon::prelude::*;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(io::Error::other)?;
-    pool.install(|| {
-        triples.par_iter_mut().flatten().for_each(|t| {
-            for v in t.iter_mut() {
-                *v = remap.map(*v);
-            }
-        });
-        quads.par_iter_mut().flatten().for_each(|t| {
-            for v in t.iter_mut() {
-                *v = remap.map(*v);
-            }
-        });
-    });
-    let per_index = (budget_tuples / 9).max(1 << 14);
+    // At most `threads` sorters hold buffers at once.
+    let per_sorter = sort_budget / threads as u64;
+    let have_quads = quads.iter().any(|l| !l.is_empty());
     let results: Vec<io::Result<(u64, Option<IdStats>)>> = pool.install(|| {
         let triple_jobs = TRIPLE_INDEXES.par_iter().map(|(name, cols)| {
-            let mut sorter = TupleSorter::<3>::new(spill.clone(), name, per_index);
-            for t in triples.iter().flatten() {
-                sorter.push([t[cols[0]], t[cols[1]], t[cols[2]]])?;
+            let mut sorter = TupleSorter::<3>::new(spill.clone(), name, (per_sorter / 24) as usize);
+            for log in triples {
+                log.for_each(|t| {
+                    let t = [remap.map(t[0]), remap.map(t[1]), remap.map(t[2])];
+                    sorter.push([t[cols[0]], t[cols[1]], t[cols[2]]])
+                })?;
             }
             let mut w = PackedTreeWriter::create(gen_dir, name, TreeParams::TRIPLE)?;
             let mut stats = (*name == "POS").then(IdStats::default);
@@ -634,20 +712,25 @@ fn build_indexes(
             Ok((n, stats))
         });
         let quad_jobs = QUAD_INDEXES.par_iter().map(|(name, cols)| {
-            let mut sorter = TupleSorter::<4>::new(spill.clone(), name, per_index);
-            for t in quads.iter().flatten() {
-                sorter.push([t[cols[0]], t[cols[1]], t[cols[2]], t[cols[3]]])?;
-            }
             let mut w = PackedTreeWriter::create(gen_dir, name, TreeParams::QUAD)?;
             let mut n = 0;
-            let mut rec = [0u8; 32];
-            for t in sorter.finish()? {
-                let t = t?;
-                for (i, v) in t.iter().enumerate() {
-                    rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
+            if have_quads {
+                let mut sorter = TupleSorter::<4>::new(spill.clone(), name, (per_sorter / 32) as usize);
+                for log in quads {
+                    log.for_each(|t| {
+                        let t = [remap.map(t[0]), remap.map(t[1]), remap.map(t[2]), remap.map(t[3])];
+                        sorter.push([t[cols[0]], t[cols[1]], t[cols[2]], t[cols[3]]])
+                    })?;
                 }
-                w.push(&rec)?;
-                n += 1;
+                let mut rec = [0u8; 32];
+                for t in sorter.finish()? {
+                    let t = t?;
+                    for (i, v) in t.iter().enumerate() {
+                        rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
+                    }
+                    w.push(&rec)?;
+                    n += 1;
+                }
             }
             w.finish()?;
             Ok((n, None))

@@ -44,6 +44,8 @@ pub struct Report {
     pub threads: usize,
     pub memory_budget_bytes: u64,
     pub dictionary_bytes: u64,
+    /// Dictionary entries written to spill runs (0 when the dictionary fit in memory).
+    pub dictionary_spilled_terms: u64,
     pub node_table_bytes: u64,
     pub database_bytes: u64,
     pub temp_disk_peak_bytes: u64,
@@ -85,6 +87,7 @@ impl Report {
             threads: opts.threads,
             memory_budget_bytes: opts.memory,
             dictionary_bytes: 0,
+            dictionary_spilled_terms: 0,
             node_table_bytes: 0,
             database_bytes: 0,
             temp_disk_peak_bytes: 0,

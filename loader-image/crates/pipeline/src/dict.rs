@@ -380,7 +380,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let spill = SpillDir::create(tmp.path(), "s").unwrap();
         let d = Dictionary::new(budget, spill);
-        let words: Vec<String> = (0..60_000).map(|i| format!("term-{}-{}", i % 9000, "x".repeat(i % 40))).collect();
+        let words: Vec<String> = (0..90_000).map(|i| format!("term-{}-{}", i % 30_000, "x".repeat(100 + i % 40))).collect();
         let mut ids = Vec::new();
         for w in &words {
             ids.push(d.intern(w.as_bytes(), || key(w.as_bytes())).unwrap());
@@ -402,7 +402,7 @@ mod tests {
             }
             remap.set(t.prov, offset);
         }
-        assert_eq!(distinct, 9000, "distinct terms");
+        assert_eq!(distinct, 30_000, "distinct terms");
         // Every occurrence of a word maps to the same final id; different words differ.
         let mut by_word = std::collections::HashMap::new();
         for (w, id) in words.iter().zip(&ids) {

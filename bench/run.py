@@ -402,9 +402,6 @@ def render_markdown(meta, rows, order, targets, runs):
             ("; speed-up (anchor wall / rdf-bulkload wall) vs " + ", ".join(vs)) if vs else ""), ""]
     out.append(bl.render_table(rows, order))
     out += ["", "Tools: " + "; ".join("`%s` = %s" % (t, TOOL_LABELS[t]) for t in order if t in rows), ""]
-    if targets:
-        out += ["## Targets", "", bl.render_targets(targets)]
-    out += ["## Columns", "", COLUMNS_HELP]
     reported = {r.get("report_triples") for r in runs.get(bl.RDF_BULKLOAD, []) if r.get("ok")} - {None}
     if reported and reported != {ds["triples"]}:
         out += ["**Warning: rdf-bulkload's build report counts %s statements, the input has %s.**" % (
@@ -427,11 +424,14 @@ def render_markdown(meta, rows, order, targets, runs):
             facts.append("phases: " + ", ".join("%s %.1fs" % (p.get("name"), p.get("seconds", 0))
                                                 for p in rep["phases"] if isinstance(p, dict)))
         out += ["rdf-bulkload's build report (run 1): " + "; ".join(facts) + ".", ""]
+    if targets:
+        out += ["## Targets", "", bl.render_targets(targets)]
     failed = [(t, r.get("error")) for t, r in rows.items() if not r.get("ok") and not r.get("skipped")]
     skipped = [(t, r.get("reason")) for t, r in rows.items() if r.get("skipped")]
     if failed or skipped:
         out += ["## Not measured", ""] + ["- %s: FAILED, %s" % f for f in failed] + \
                ["- %s: skipped, %s" % s for s in skipped] + [""]
+    out += ["## Columns", "", COLUMNS_HELP]
     return "\n".join(out)
 
 

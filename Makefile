@@ -50,7 +50,8 @@ BENCH_PYTHON ?= python3
 # Extra bench/run.py options, e.g. BENCH_ARGS="--repeat 3" or "--skip tdb2-parallel".
 BENCH_ARGS ?=
 # rdf-bulkload's --memory for the x50 run: below the size of its dictionary, so the
-# spill path is exercised (x50's TDB2 term file, nodes-data.obj, is ~2.8 GiB: 50 x 57.7 MiB).
+# spill path is exercised (x50's dictionary: ~5.7 GiB in the loader's accounting, 1.15 GiB
+# at x10; its TDB2 term file nodes-data.obj ~2.8 GiB).
 BENCH_X50_MEMORY ?= 2G
 
 .PHONY: bench

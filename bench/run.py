@@ -87,7 +87,7 @@ def resolve_dataset(name, data_dir, scale_tool):
         if not os.path.exists(path):
             generate_scaled(base, k, path, scale_tool)
         return {"name": name, "path": path, "synthetic": True,
-                "description": "SYNTHETIC scale-up: %d disjoint renamed copies of bsbm-1m made by "
+                "description": "%d disjoint renamed copies of bsbm-1m made by "
                                "scale-nt.py (same shape and term mix, ~%dx the distinct terms); "
                                "not BSBM generator output at that scale" % (k, k)}
     if os.path.exists(name):
@@ -371,7 +371,7 @@ def render_markdown(meta, rows, order, targets, runs):
     ds = meta["dataset"]
     out = ["# Bulk-load benchmark: %s" % ds["name"], ""]
     if ds["synthetic"]:
-        out += ["**Synthetic data.** %s." % ds["description"], ""]
+        out += ["**Synthetic scale-up of real data:** %s." % ds["description"], ""]
     else:
         out += ["Dataset: %s." % ds["description"], ""]
     out += ["- input: `%s`, %s gzipped, **%s statements**" % (

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Tests of the Helm chart: helm lint, `helm template` snapshot tests and assertions on the
+rendered objects (what a cluster would get), and values.schema.json rejecting bad values.
+
+Usage: HELM=/path/to/helm python3 charts/rdf-bulkload/tests/test_chart.py [--update]
+  --update (or UPDATE_SNAPSHOTS=1) rewrites tests/snapshots/<case>.yaml from the current chart.
+Ends with 'chart: N passed, M failed'. Needs PyYAML (Debian python3-yaml).
+"""
+import difflib
+import glob
+import os
+import subprocess
+import sys
+import traceback
+
+import yaml
+
+CHART = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
+ROOT = os.path.abspath(os.path.join(CHART, '..', '..'))
+HELM = os.environ.get('HELM', 'helm')
+NS = 'rdf-bulkload-system'
+UPDATE = '--update' in sys.argv or os.environ.get('UPDATE_SNAPSHOTS') == '1'
+
+
+def helm(*args, check=True):
+    r = subprocess.run([HELM] + list(args), capture_output=True, text=True, timeout=300)
+    if check and r.returncode != 0:
+        raise AssertionError('helm %s failed (%d):\n%s%s' % (' '.join(args), r.returncode, r.stdout, r.stderr))
+    return r
+
+
+def render(case=None, *sets, crds=True):
+    args = ['template', 'rdf-bulkload', CHART, '--namespace', NS]
+    if crds:
+        args.append('--include-crds')
+    if case:
+        args += ['-f', case]
+    for s in sets:
+        args += ['--set', s]
+    return helm(*args).stdout
+
+
+def objects(text):
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def find(objs, kind, name=None):
+    got = [o for o in objs if o['kind'] == kind and (name is None or o['metadata']['name'] == name)]
+    assert got, 'no %s %s rendered' % (kind, name or '')
+    return got
+
+
+def case_path(name):
+    return os.path.join(CHART, 'tests', 'cases', name + '.yaml')
+
+
+# ------------------------------------------------------------------------------ tests
+def test_lint():
+    helm('lint', '--strict', CHART)
+    for case in sorted(glob.glob(os.path.join(CHART, 'tests', 'cases', '*.yaml'))):
+        helm('lint', '--strict', CHART, '-f', case)
+
+
+def test_snapshots():
+    stale = []
+    for case in sorted(glob.glob(os.path.join(CHART, 'tests', 'cases', '*.yaml'))):
+        name = os.path.basename(case)[:-5]
+        snap = os.path.join(CHART, 'tests', 'snapshots', name + '.yaml')
+        got = render(case)
+        if UPDATE:
+            with open(snap, 'w') as f:
+                f.write(got)
+            continue
+        want = open(snap).read() if os.path.exists(snap) else ''
+        if got != want:
+            diff = ''.join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), snap, 'rendered', n=2))
+            stale.append(diff[:4000])
+    assert not stale, ('rendered chart differs from the snapshots (review, then run `make chart-snapshots`):\n'
+                       + '\n'.join(stale))
+
+
+def test_crd_matches_config():
+    """The chart ships the CRD (and the manager's rules) generated under config/ (make chart-sync)."""
+    for src, dst in [(os.path.join(ROOT, 'config/crd/bases/rdf.bulkload.io_bulkloads.yaml'),
+                      os.path.join(CHART, 'crds/rdf.bulkload.io_bulkloads.yaml')),
+                     (os.path.join(ROOT, 'config/rbac/role.yaml'), os.path.join(CHART, 'files/manager-role.yaml'))]:
+        assert open(src).read() == open(dst).read(), '%s is stale: run `make chart-sync`' % os.path.relpath(dst, ROOT)
+    objs = objects(render())
+    crd = find(objs, 'CustomResourceDefinition', 'bulkloads.rdf.bulkload.io')[0]
+    assert [v['name'] for v in crd['spec']['versions']] == ['v1alpha1']
+    role = find(objs, 'ClusterRole', 'rdf-bulkload-manager')[0]
+    want = yaml.safe_load(open(os.path.join(ROOT, 'config/rbac/role.yaml')))['rules']
+    assert role['rules'] == want, 'the manager ClusterRole differs from config/rbac/role.yaml'
+
+
+def test_manager_deployment():
+    objs = objects(render())
+    dep = find(objs, 'Deployment', 'rdf-bulkload-controller-manager')[0]
+    pod = dep['spec']['template']['spec']
+    c = pod['containers'][0]
+    assert c['image'] == 'ghcr.io/rdf-bulkload/rdf-bulkload-operator:0.1.0', c['image']
+    assert c['command'] == ['/manager']
+    # flags operator/cmd/manager/main.go defines
+    main_go = open(os.path.join(ROOT, 'operator/cmd/manager/main.go')).read()
+    for a in c['args']:
+        flag = a.split('=')[0].lstrip('-')
+        assert '"%s"' % flag in main_go, 'the manager has no flag %s' % flag
+    assert '--leader-elect' in c['args'] and '--metrics-bind-address=:8080' in c['args']
+    assert '--health-probe-bind-address=:8081' in c['args']
+    ports = {p['name']: p['containerPort'] for p in c['ports']}
+    assert ports == {'metrics': 8080, 'probes': 8081}, ports
+    assert c['livenessProbe']['httpGet'] == {'path': '/healthz', 'port': 'probes'}
+    assert c['readinessProbe']['httpGet'] == {'path': '/readyz', 'port': 'probes'}
+    env = {e['name']: e['value'] for e in c['env']}
+    assert env['RDF_BULKLOAD_FETCH_IMAGE'] == c['image']
+    assert env['RDF_BULKLOAD_LOADER_IMAGE'] == 'ghcr.io/rdf-bulkload/rdf-bulkload-loader:0.1.0'
+    # restricted Pod Security Standard
+    assert pod['securityContext']['runAsNonRoot'] is True and pod['securityContext']['runAsUser'] != 0
+    assert pod['securityContext']['seccompProfile']['type'] == 'RuntimeDefault'
+    sc = c['securityContext']
+    assert sc['readOnlyRootFilesystem'] is True and sc['allowPrivilegeEscalation'] is False
+    assert sc['capabilities']['drop'] == ['ALL']
+    assert c['resources']['limits']['memory'] and c['resources']['requests']['cpu']
+    sa = find(objs, 'ServiceAccount')[0]['metadata']['name']
+    assert pod['serviceAccountName'] == sa
+    for kind in ('ClusterRoleBinding', 'RoleBinding'):
+        for b in find(objs, kind):
+            assert b['subjects'] == [{'kind': 'ServiceAccount', 'name': sa, 'namespace': NS}], b
+    svc = find(objs, 'Service', 'rdf-bulkload-metrics')[0]
+    sel = svc['spec']['selector']
+    assert all(dep['spec']['template']['metadata']['labels'].get(k) == v for k, v in sel.items())
+    assert svc['spec']['ports'][0]['targetPort'] == 'metrics'
+    lease = find(objs, 'Role', 'rdf-bulkload-leader-election')[0]
+    assert any('leases' in r['resources'] for r in lease['rules'])
+    assert not [o for o in objs if o['kind'] in ('ServiceMonitor', 'Secret') or 'fuseki' in o['metadata']['name']]
+
+
+def test_minimal():
+    objs = objects(render(case_path('minimal')))
+    c = find(objs, 'Deployment')[0]['spec']['template']['spec']['containers'][0]
+    assert '--leader-elect' not in c['args'] and '--metrics-bind-address=0' in c['args'], c['args']
+    assert [p['name'] for p in c['ports']] == ['probes']
+    assert not [o for o in objs if o['kind'] == 'Role' or o['metadata']['name'].endswith('-metrics')]
+    assert not [o for o in objs if 'bulkload-editor' in o['metadata']['name']]
+    assert find(objs, 'ServiceAccount', 'my-operator')
+
+
+def test_full():
+    objs = objects(render(case_path('full')))
+    dep = find(objs, 'Deployment', 'rdf-bulkload-controller-manager')[0]
+    c = dep['spec']['template']['spec']['containers'][0]
+    assert c['image'].endswith('@sha256:' + '0123456789abcdef' * 4), c['image']
+    assert dep['spec']['replicas'] == 2 and '--leader-elect' in c['args'] and '--zap-log-level=debug' in c['args']
+    sm = find(objs, 'ServiceMonitor')[0]
+    svc = find(objs, 'Service', 'rdf-bulkload-metrics')[0]
+    assert all(svc['metadata']['labels'].get(k) == v for k, v in sm['spec']['selector']['matchLabels'].items())
+    assert sm['metadata']['labels']['release'] == 'kube-prometheus-stack'
+    assert sm['spec']['endpoints'][0]['port'] == 'metrics'
+    for ns in ('rdf', 'rdf-staging'):
+        role = find(objs, 'Role', 'rdf-bulkload-workflow')
+        assert any(r['metadata']['namespace'] == ns for r in role)
+        assert any(s['metadata']['namespace'] == ns for s in find(objs, 'ServiceAccount', 'rdf-bulkload-workflow'))
+    fu = find(objs, 'Deployment', 'rdf-bulkload-fuseki')[0]
+    fpod = fu['spec']['template']['spec']
+    fc = fpod['containers'][0]
+    assert fc['image'] == 'registry.example.org/rdf-bulkload-loader:0.1.0-rc1', fc['image']
+    assert fc['command'] == ['java'] and fc['args'][:3] == ['-Xmx8g', '-XX:+UseParallelGC', '-jar'], fc['args']
+    assert '--loc' in fc['args'] and fc['args'][fc['args'].index('--loc') + 1] == '/fuseki/databases/db'
+    # the operator's handoff replaces the volume named in spec.serving.volumeName
+    vols = {v['name']: v for v in fpod['volumes']}
+    assert 'databases' in vols and any(m['name'] == 'databases' for m in fc['volumeMounts'])
+    assert fc['securityContext']['readOnlyRootFilesystem'] is True and fpod['securityContext']['runAsNonRoot']
+    assert fu['spec']['strategy']['type'] == 'Recreate'
+    fsvc = find(objs, 'Service', 'rdf-bulkload-fuseki')[0]
+    assert fsvc['spec']['selector'] == fu['spec']['selector']['matchLabels']
+
+
+def test_schema_rejects_bad_values():
+    bad = ['image.digest=latest', 'fuseki.port=0', 'metrics.port=70000', 'replicaCount=-1',
+           'noSuchValue=1', 'fuseki.image.pullPolicy=Sometimes', 'metrics.serviceMonitor.interval=soon',
+           'image.repository=']
+    accepted = []
+    for s in bad:
+        r = helm('template', 'x', CHART, '--set', s, check=False)
+        if r.returncode == 0:
+            accepted.append(s)
+        elif 'schema' not in r.stderr.lower() and 'values don\'t meet' not in r.stderr.lower():
+            accepted.append('%s (failed, but not by the schema: %s)' % (s, r.stderr.strip()[:200]))
+    assert not accepted, 'values.schema.json accepts: %s' % accepted
+    r = helm('template', 'x', CHART, '--set', 'minio.credentialsSecret.create=true', check=False)
+    assert r.returncode != 0 and 'accessKeyID is required' in r.stderr, r.stderr
+
+
+def test_every_value_documented():
+    """Each leaf of values.yaml has a `# --` comment (or sits under a documented map) and a schema entry."""
+    lines = open(os.path.join(CHART, 'values.yaml')).read().splitlines()
+    undocumented = []
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if not s or s.startswith('#') or s.startswith('-') or ':' not in s or line.startswith('    ' * 3):
+            continue
+        j, doc = i - 1, False
+        while j >= 0 and lines[j].strip().startswith('#'):
+            doc = doc or lines[j].strip().startswith('# --') or lines[j].startswith('#')
+            j -= 1
+        value = s.split(':', 1)[1].strip()
+        if value and not doc:
+            undocumented.append(s)
+    assert not undocumented, 'values without a `# --` comment: %s' % undocumented
+    schema = __import__('json').load(open(os.path.join(CHART, 'values.schema.json')))
+    values = yaml.safe_load(open(os.path.join(CHART, 'values.yaml')))
+
+    def walk(v, sch, path):
+        if isinstance(v, dict) and sch.get('type') == 'object' and 'properties' in sch:
+            for k, vv in v.items():
+                assert k in sch['properties'], 'values.yaml %s%s has no schema entry' % (path, k)
+                walk(vv, sch['properties'][k], path + k + '.')
+    walk(values, schema, '')
+
+
+def main():
+    passed, failed = 0, []
+    for name, fn in sorted((n, f) for n, f in globals().items() if n.startswith('test_') and callable(f)):
+        try:
+            fn()
+            passed += 1
+            print('ok   %s' % name, flush=True)
+        except Exception as e:  # noqa: BLE001
+            failed.append(name)
+            print('FAIL %s: %s' % (name, e), flush=True)
+            if not isinstance(e, AssertionError):
+                traceback.print_exc()
+    if UPDATE:
+        print('chart: snapshots updated')
+    print('chart: %d passed, %d failed' % (passed, len(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

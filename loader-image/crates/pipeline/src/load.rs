@@ -3,7 +3,7 @@
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -279,9 +279,11 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
 }
 
 /// Reads line-based files and cuts them into chunks (this thread does the decompression);
-/// Turtle/TriG files are handed to a worker whole.
-fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>) {
-    for (file, f) in sh.files.iter().enumerate() {
+/// Turtle/TriG files are handed to a worker whole. Several producers share the files.
+fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: &AtomicUsize) {
+    loop {
+        let file = next_file.fetch_add(1, Ordering::SeqCst);
+        let Some(f) = sh.files.get(file) else { return };
         if sh.skipped(file, 0) {
             return;
         }
@@ -430,6 +432,7 @@ fn build(
         cancelled: AtomicBool::new(false),
         prefixes: Mutex::new(Vec::new()),
     };
+    let next_file = AtomicUsize::new(0);
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
         let (tx, rx) = crossbeam_channel::bounded::<Job>(threads * 2);
         let sh = &sh;
@@ -443,7 +446,17 @@ fn build(
             })
             .collect();
         drop(rx);
-        produce(sh, tx);
+        // Decompression runs on the producers: one per file being read, up to half the
+        // threads (a single gzip stream cannot be decompressed in parallel).
+        let producers = files.len().min((threads / 2).max(1));
+        for i in 1..producers {
+            let (tx, next_file) = (tx.clone(), &next_file);
+            std::thread::Builder::new()
+                .name(format!("read-{i}"))
+                .spawn_scoped(s, move || produce(sh, tx, next_file))
+                .expect("spawn reader");
+        }
+        produce(sh, tx, &next_file);
         handles.into_iter().map(|h| h.join().expect("parse worker panicked")).collect()
     });
     if let Some(e) = sh.fatal.lock().expect("fatal").take() {

@@ -250,7 +250,7 @@ const (
 )
 
 // LoaderSpec configures the load step.
-// +kubebuilder:validation:XValidation:rule="self.onError == 'skip' || !has(self.maxRejects)",message="loader.maxRejects applies only when loader.onError is skip"
+// +kubebuilder:validation:XValidation:rule="(has(self.onError) && self.onError == 'skip') || !has(self.maxRejects)",message="loader.maxRejects applies only when loader.onError is skip"
 // +kubebuilder:validation:XValidation:rule="!has(self.memoryBudget) || !has(self.resources) || !has(self.resources.limits) || !('memory' in self.resources.limits) || quantity(self.memoryBudget).isLessThan(quantity(self.resources.limits['memory']))",message="loader.memoryBudget must be below loader.resources.limits.memory: the loader needs headroom beyond its budget"
 type LoaderSpec struct {
 	// image of the loader (contains rdf-bulkload and rdf-bulkload-validate).
@@ -406,7 +406,7 @@ const (
 )
 
 // TriggerSpec decides when builds start.
-// +kubebuilder:validation:XValidation:rule="self.mode != 'watch' || duration(self.interval) >= duration('30s')",message="trigger.interval must be at least 30s in watch mode"
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'watch' || !has(self.interval) || duration(self.interval) >= duration('30s')",message="trigger.interval must be at least 30s in watch mode"
 type TriggerSpec struct {
 	// mode: manual (build on spec change) or watch (poll the source for new complete dump sets).
 	// +kubebuilder:default=manual

@@ -1,0 +1,83 @@
+// Command manager runs the rdf-bulkload operator: the BulkLoad controller, its
+// metrics endpoint and health probes.
+package main
+
+import (
+	"flag"
+	"os"
+
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/controller"
+)
+
+// Scheme knows every kind the operator reads or writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(rdfv1.AddToScheme(s))
+	utilruntime.Must(wfv1.AddToScheme(s))
+	utilruntime.Must(snapv1.AddToScheme(s))
+	return s
+}
+
+func main() {
+	var metricsAddr, probeAddr, fetchImage, loaderImage string
+	var leaderElect bool
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one replica reconciles")
+	flag.StringVar(&fetchImage, "fetch-image", os.Getenv("RDF_BULKLOAD_FETCH_IMAGE"), "default image of the fetch step (the operator image ships rdf-bulkload-fetch)")
+	flag.StringVar(&loaderImage, "loader-image", os.Getenv("RDF_BULKLOAD_LOADER_IMAGE"), "default loader image (rdf-bulkload, rdf-bulkload-validate)")
+	opts := zap.Options{}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	log := ctrl.Log.WithName("setup")
+
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                 Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: probeAddr,
+		LeaderElection:         leaderElect,
+		LeaderElectionID:       "rdf-bulkload-operator.rdf.bulkload.io",
+	})
+	if err != nil {
+		log.Error(err, "cannot create the manager")
+		os.Exit(1)
+	}
+	r := &controller.BulkLoadReconciler{
+		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
+		Recorder:           mgr.GetEventRecorder("rdf-bulkload-operator"),
+		DefaultFetchImage:  fetchImage,
+		DefaultLoaderImage: loaderImage,
+		Resolver:           newSourceResolver(),
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		log.Error(err, "cannot set up the BulkLoad controller")
+		os.Exit(1)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		log.Error(err, "cannot add the health check")
+		os.Exit(1)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		log.Error(err, "cannot add the readiness check")
+		os.Exit(1)
+	}
+	log.Info("starting", "fetchImage", fetchImage, "loaderImage", loaderImage)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "manager stopped")
+		os.Exit(1)
+	}
+}

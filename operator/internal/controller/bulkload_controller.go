@@ -1,0 +1,349 @@
+// Package controller reconciles BulkLoads: it resolves the source revision to build,
+// runs one Argo Workflow per build attempt, snapshots the database, hands the
+// snapshot to the serving workload and prunes what retention no longer needs.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
+)
+
+// Finalizer lets the controller remove a BulkLoad's children (and, by policy, its
+// snapshots) before the BulkLoad goes.
+const Finalizer = "rdf.bulkload.io/cleanup"
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "bulkload"
+
+// BulkLoadReconciler reconciles BulkLoad objects.
+type BulkLoadReconciler struct {
+	client.Client
+	// APIReader reads objects the controller must not cache cluster-wide: Secrets,
+	// ConfigMaps and the serving workloads.
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+	// Resolver resolves source revisions for trigger.mode=watch; nil disables watch mode.
+	Resolver SourceResolver
+	// DefaultFetchImage and DefaultLoaderImage are used when the spec names none.
+	DefaultFetchImage  string
+	DefaultLoaderImage string
+	// Clock is the wall clock unless a test sets one.
+	Clock clock.PassiveClock
+}
+
+// scope carries one reconcile's object and what each phase found, so the status
+// is computed once at the end without re-reading the API.
+type scope struct {
+	bl     *rdfv1.BulkLoad
+	before rdfv1.BulkLoadStatus
+	now    time.Time
+	images specs.Images
+
+	// wanted is the revision the spec/source asks for (resolveRevision).
+	wanted Revision
+	// sourceProblem explains an unresolvable source (resolveRevision).
+	sourceProblem string
+	// workflow is the current build attempt's Workflow (ensureWorkflow).
+	workflow *wfv1.Workflow
+	// obs is what that workflow reports (observeWorkflow).
+	obs workflowObservation
+	// snapshot is the current build's VolumeSnapshot once readyToUse (observeWorkflow).
+	snapshot *snapv1.VolumeSnapshot
+	// outcome overrides the derived status when a phase decided it.
+	outcome *outcome
+	// stop ends the phase chain (the rest cannot run meaningfully).
+	stop bool
+	// requeueAfter is the soonest time something must be looked at again.
+	requeueAfter time.Duration
+	// effects (events, build metrics) run only once the status recording the
+	// transition is stored: a reconcile working from a stale cache repeats the
+	// transition, fails its optimistic-locked patch and must not count it twice.
+	effects []func()
+}
+
+func (s *scope) onCommit(f func()) { s.effects = append(s.effects, f) }
+
+type outcomeKind int
+
+const (
+	outcomeProgressing outcomeKind = iota
+	outcomeStalled
+)
+
+type outcome struct {
+	kind    outcomeKind
+	phase   rdfv1.Phase
+	reason  string
+	message string
+}
+
+func (s *scope) progress(phase rdfv1.Phase, reason, format string, args ...any) {
+	s.outcome = &outcome{kind: outcomeProgressing, phase: phase, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+func (s *scope) stall(reason, format string, args ...any) {
+	s.outcome = &outcome{kind: outcomeStalled, phase: rdfv1.PhaseFailed, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+func (s *scope) requeue(d time.Duration) {
+	if d <= 0 {
+		d = time.Millisecond
+	}
+	if s.requeueAfter == 0 || d < s.requeueAfter {
+		s.requeueAfter = d
+	}
+}
+
+type phaseFunc func(ctx context.Context, s *scope) error
+
+// +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads/finalizers,verbs=update
+// +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;patch
+// +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile drives one BulkLoad a step further: fetch → finalizer → the ordered
+// phases (validate, resolve source revision, ensure workflow, observe workflow,
+// hand off, prune) → one status patch.
+func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, reterr error) {
+	bl := &rdfv1.BulkLoad{}
+	if err := r.Get(ctx, req.NamespacedName, bl); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !bl.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, r.reconcileDelete(ctx, bl)
+	}
+	if !controllerutil.ContainsFinalizer(bl, Finalizer) {
+		orig := bl.DeepCopy()
+		controllerutil.AddFinalizer(bl, Finalizer)
+		// The update event brings the object back; nothing else happens before the
+		// finalizer is stored, so no child can outlive a deleted BulkLoad.
+		return reconcile.Result{}, r.Patch(ctx, bl, client.MergeFrom(orig))
+	}
+
+	s := &scope{
+		bl:     bl,
+		before: *bl.Status.DeepCopy(),
+		now:    r.clock().Now(),
+		images: specs.ResolveImages(bl, r.DefaultFetchImage, r.DefaultLoaderImage),
+	}
+	defer func() {
+		err := r.patchStatus(ctx, s, reterr == nil)
+		switch {
+		case apierrors.IsConflict(err):
+			// Worked from a stale copy: its decisions are redone on fresh data.
+			res, reterr = reconcile.Result{Requeue: true}, nil
+		case err != nil:
+			reterr = kerrors.NewAggregate([]error{reterr, err})
+		}
+	}()
+
+	phases := []phaseFunc{r.validate, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.handOff, r.prune}
+	var errs []error
+	for _, phase := range phases {
+		if err := phase(ctx, s); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		if s.stop {
+			break
+		}
+	}
+	if err := kerrors.NewAggregate(errs); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: s.requeueAfter}, nil
+}
+
+// patchStatus computes the status from the scope and patches it if it changed,
+// emitting an event for a phase transition.
+func (r *BulkLoadReconciler) patchStatus(ctx context.Context, s *scope, succeeded bool) error {
+	bl := s.bl
+	r.computeStatus(s)
+	if succeeded {
+		// observedGeneration says the status reflects the spec; only true after a clean pass.
+		bl.Status.ObservedGeneration = bl.Generation
+	}
+	recordPhase(bl)
+	if t, ok := status.PhaseTransition(&s.before, &bl.Status); ok {
+		eventType, reason := corev1.EventTypeNormal, "Phase"+string(t.To)
+		if t.To == rdfv1.PhaseFailed {
+			eventType = corev1.EventTypeWarning
+		}
+		r.event(s, eventType, reason, "phase %s → %s", orNone(t.From), t.To)
+	}
+	if !equality.Semantic.DeepEqual(s.before, bl.Status) {
+		before := bl.DeepCopy()
+		before.Status = s.before
+		// The optimistic lock refuses a status computed from an outdated object.
+		if err := r.Status().Patch(ctx, bl, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return fmt.Errorf("cannot patch the status of BulkLoad %s/%s: %w", bl.Namespace, bl.Name, err)
+		}
+	}
+	for _, f := range s.effects {
+		f()
+	}
+	return nil
+}
+
+// computeStatus renders the phase and conditions: a phase's explicit outcome wins,
+// otherwise they follow from the revisions recorded in the status.
+func (r *BulkLoadReconciler) computeStatus(s *scope) {
+	st, gen := &s.bl.Status, s.bl.Generation
+	if o := s.outcome; o != nil {
+		if o.kind == outcomeStalled {
+			status.SetStalled(st, gen, o.reason, o.message)
+		} else {
+			status.SetProgressing(st, gen, o.phase, o.reason, o.message)
+		}
+		return
+	}
+	switch {
+	case st.SourceRevision != "":
+		status.SetProgressing(st, gen, rdfv1.PhasePending, status.ReasonBuilding, "building revision "+st.SourceRevision)
+	case st.LastFailedRevision != "" && st.LastFailedRevision == s.wanted.ID:
+		reason, msg := status.ReasonBuildFailed, "the build of revision "+st.LastFailedRevision+" failed"
+		if f := st.LastFailure; f != nil {
+			reason = f.Reason
+			msg = failureMessage(f, st.Attempt)
+		}
+		status.SetStalled(st, gen, reason, msg)
+	case st.LastBuiltRevision != "":
+		msg := fmt.Sprintf("snapshot %s holds revision %s", st.CurrentSnapshot, st.LastBuiltRevision)
+		if st.ServingClaim != "" {
+			msg += "; served from " + st.ServingClaim
+		}
+		if s.sourceProblem != "" {
+			msg += "; " + s.sourceProblem
+		}
+		status.SetReady(st, gen, msg)
+	default:
+		msg := s.sourceProblem
+		if msg == "" {
+			msg = "waiting for a complete dump set"
+		}
+		status.SetProgressing(st, gen, rdfv1.PhasePending, status.ReasonWaitingForSource, msg)
+	}
+}
+
+func failureMessage(f *rdfv1.BuildFailure, attempt int32) string {
+	msg := fmt.Sprintf("step %s failed", f.Step)
+	if f.ExitCode != nil {
+		msg += fmt.Sprintf(" with exit code %d (%s)", *f.ExitCode, f.Reason)
+	} else {
+		msg += " (" + f.Reason + ")"
+	}
+	if attempt > 0 {
+		msg += fmt.Sprintf(" in attempt %d", attempt)
+	}
+	if f.Message != "" {
+		msg += ": " + f.Message
+	}
+	return msg
+}
+
+// event records an event about the BulkLoad once the status is stored.
+func (r *BulkLoadReconciler) event(s *scope, eventType, reason, format string, args ...any) {
+	if r.Recorder == nil {
+		return
+	}
+	bl := s.bl
+	s.onCommit(func() { r.Recorder.Eventf(bl, nil, eventType, reason, "Reconcile", format, args...) })
+}
+
+func (r *BulkLoadReconciler) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
+}
+
+func orNone(p rdfv1.Phase) string {
+	if p == "" {
+		return "(none)"
+	}
+	return string(p)
+}
+
+// createIfMissing creates obj unless it exists; a concurrent or earlier create
+// (the cache may lag behind) counts as success.
+func (r *BulkLoadReconciler) createIfMissing(ctx context.Context, obj client.Object) (created bool, err error) {
+	key := client.ObjectKeyFromObject(obj)
+	existing := obj.DeepCopyObject().(client.Object)
+	if err := r.Get(ctx, key, existing); err == nil {
+		return false, nil
+	} else if !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	if err := r.Create(ctx, obj); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// SetupWithManager registers the controller: BulkLoads, the Workflows and PVCs they
+// own, and their VolumeSnapshots (labelled, not owned, because of retention).
+func (r *BulkLoadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	snapshotToBulkLoad := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		name := o.GetLabels()[specs.LabelBulkLoad]
+		if name == "" {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&rdfv1.BulkLoad{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, finalizerOrDeletionChanged{}))).
+		Owns(&wfv1.Workflow{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
+		Watches(&snapv1.VolumeSnapshot{}, snapshotToBulkLoad).
+		Named(ControllerName).
+		Complete(r)
+}
+
+// finalizerOrDeletionChanged passes updates that set the deletion timestamp or
+// change finalizers (status-only updates, our own, are filtered out).
+type finalizerOrDeletionChanged struct{ predicate.Funcs }
+
+func (finalizerOrDeletionChanged) Update(e event.UpdateEvent) bool {
+	if e.ObjectOld == nil || e.ObjectNew == nil {
+		return false
+	}
+	return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp()) ||
+		len(e.ObjectOld.GetFinalizers()) != len(e.ObjectNew.GetFinalizers())
+}

@@ -1,0 +1,116 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+)
+
+// reconcileDelete removes a deleted BulkLoad's workflows and build volumes. Its
+// snapshots and restored serving volumes stay unless snapshot.onDelete is Delete;
+// even then the volume the serving workload mounts is kept, so queries go on.
+func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.BulkLoad) error {
+	if !controllerutil.ContainsFinalizer(bl, Finalizer) {
+		return nil
+	}
+	sel := client.MatchingLabels(specs.SelectorLabels(bl))
+	ns := client.InNamespace(bl.Namespace)
+
+	wfs := &wfv1.WorkflowList{}
+	if err := r.List(ctx, wfs, ns, sel); err != nil {
+		return fmt.Errorf("cannot list workflows: %w", err)
+	}
+	for i := range wfs.Items {
+		if err := r.deleteChild(ctx, &wfs.Items[i]); err != nil {
+			return err
+		}
+	}
+
+	deleteRetained := bl.Spec.Snapshot.OnDelete == rdfv1.SnapshotDelete
+	inUse := ""
+	if deleteRetained {
+		var err error
+		if inUse, err = r.servedClaim(ctx, bl); err != nil {
+			return err
+		}
+	}
+	pvcs := &corev1.PersistentVolumeClaimList{}
+	if err := r.List(ctx, pvcs, ns, sel); err != nil {
+		return fmt.Errorf("cannot list volumes: %w", err)
+	}
+	for i := range pvcs.Items {
+		pvc := &pvcs.Items[i]
+		switch pvc.Labels[specs.LabelRole] {
+		case specs.RoleData, specs.RoleScratch:
+		case specs.RoleServing:
+			if !deleteRetained || pvc.Name == inUse {
+				continue
+			}
+		default:
+			continue
+		}
+		if err := r.deleteChild(ctx, pvc); err != nil {
+			return err
+		}
+	}
+
+	if deleteRetained {
+		vss := &snapv1.VolumeSnapshotList{}
+		if err := r.List(ctx, vss, ns, sel); err != nil {
+			return fmt.Errorf("cannot list snapshots: %w", err)
+		}
+		for i := range vss.Items {
+			vs := &vss.Items[i]
+			// A volume being restored from a snapshot needs it until it is bound;
+			// the in-use volume's snapshot is kept with it.
+			if inUse != "" && inUse == specs.ServingClaimName(bl, vs.Annotations[specs.AnnotationRevision]) {
+				continue
+			}
+			if err := r.deleteChild(ctx, vs); err != nil {
+				return err
+			}
+		}
+	}
+
+	forgetMetrics(bl)
+	orig := bl.DeepCopy()
+	controllerutil.RemoveFinalizer(bl, Finalizer)
+	if err := r.Patch(ctx, bl, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("cannot remove the finalizer: %w", err)
+	}
+	return nil
+}
+
+// servedClaim is the claim the serving workload mounts now ("" without one).
+func (r *BulkLoadReconciler) servedClaim(ctx context.Context, bl *rdfv1.BulkLoad) (string, error) {
+	sv := bl.Spec.Serving
+	if sv == nil {
+		return "", nil
+	}
+	key := client.ObjectKey{Namespace: bl.Namespace, Name: sv.Name}
+	var tmpl *corev1.PodTemplateSpec
+	var obj client.Object
+	if sv.Kind == rdfv1.WorkloadStatefulSet {
+		sts := &appsv1.StatefulSet{}
+		obj, tmpl = sts, &sts.Spec.Template
+	} else {
+		d := &appsv1.Deployment{}
+		obj, tmpl = d, &d.Spec.Template
+	}
+	if err := r.APIReader.Get(ctx, key, obj); err != nil {
+		if ignoreNotFound(err) == nil {
+			return "", nil
+		}
+		return "", fmt.Errorf("cannot read the serving workload %s: %w", sv.Name, err)
+	}
+	return specs.ServedClaim(tmpl, sv.VolumeName), nil
+}

@@ -1,0 +1,477 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
+)
+
+// How soon to look again at things no watch reports: a missing serving workload,
+// an unreachable source.
+const (
+	servingRecheck = 30 * time.Second
+)
+
+// validate checks what the schema cannot: that every step has an image and that
+// watch mode has a resolver.
+func (r *BulkLoadReconciler) validate(_ context.Context, s *scope) error {
+	switch {
+	case s.images.Loader == "":
+		s.stall(status.ReasonInvalidSpec, "spec.loader.image is empty and the operator has no default loader image (--loader-image)")
+	case s.images.Fetch == "":
+		s.stall(status.ReasonInvalidSpec, "spec.fetch.image is empty and the operator has no default fetch image (--fetch-image)")
+	case s.bl.Spec.Trigger.Mode == rdfv1.TriggerWatch && r.Resolver == nil:
+		s.stall(status.ReasonInvalidSpec, "trigger.mode is watch but this operator has no source watcher configured")
+	default:
+		return nil
+	}
+	s.stop = true
+	return nil
+}
+
+// resolveRevision finds the revision the spec (manual) or the source (watch) asks
+// for and decides whether it starts a build now, is queued behind the running
+// build, or is already built (or failed) and needs nothing.
+func (r *BulkLoadReconciler) resolveRevision(ctx context.Context, s *scope) error {
+	bl, st := s.bl, &s.bl.Status
+	if bl.Spec.Trigger.Mode == rdfv1.TriggerWatch {
+		interval := bl.Spec.Trigger.EffectiveInterval()
+		s.requeue(interval)
+		access, err := r.sourceAccess(ctx, bl)
+		if err != nil {
+			s.sourceProblem = err.Error()
+		} else if rev, err := r.Resolver.Resolve(ctx, bl, access); err != nil {
+			s.sourceProblem = "cannot list the source: " + err.Error()
+		} else {
+			s.wanted = rev
+			if rev.ID == "" {
+				s.sourceProblem = rev.Message
+			}
+			if rev.RecheckAfter > 0 {
+				s.requeue(rev.RecheckAfter)
+			}
+		}
+	} else {
+		s.wanted = ManualRevision(bl)
+	}
+	want := s.wanted.ID
+
+	if st.SourceRevision != "" {
+		// One build at a time: a different revision waits for the running build.
+		switch {
+		case want == "":
+		case want == st.SourceRevision:
+			st.QueuedRevision = ""
+		case want != st.QueuedRevision:
+			st.QueuedRevision = want
+			r.event(s, corev1.EventTypeNormal, "RevisionQueued", "revision %s queued behind the build of %s", want, st.SourceRevision)
+		}
+		return nil
+	}
+	if want == "" || want == st.LastBuiltRevision || want == st.LastFailedRevision {
+		if want != "" {
+			st.QueuedRevision = ""
+		}
+		return nil
+	}
+	st.SourceRevision = want
+	st.QueuedRevision = ""
+	st.Attempt = 1
+	st.RetryAfter = nil
+	st.LastFailure = nil
+	st.Workflow = nil
+	st.BuildStartTime = &metav1.Time{Time: s.now}
+	r.event(s, corev1.EventTypeNormal, "BuildStarted", "building revision %s", want)
+	return nil
+}
+
+// sourceAccess reads the credentials and CA the spec names, for the resolver.
+func (r *BulkLoadReconciler) sourceAccess(ctx context.Context, bl *rdfv1.BulkLoad) (SourceAccess, error) {
+	var a SourceAccess
+	src := &bl.Spec.Source
+	if ref := src.CredentialsSecretRef; ref != nil {
+		sec := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: ref.Name}, sec); err != nil {
+			return a, fmt.Errorf("cannot read the credentials Secret %s: %w", ref.Name, err)
+		}
+		idKey, secretKey := orDefault(ref.AccessKeyIDKey, "AWS_ACCESS_KEY_ID"), orDefault(ref.SecretAccessKeyKey, "AWS_SECRET_ACCESS_KEY")
+		a.AccessKeyID, a.SecretAccessKey = string(sec.Data[idKey]), string(sec.Data[secretKey])
+		if a.AccessKeyID == "" || a.SecretAccessKey == "" {
+			return a, fmt.Errorf("the credentials Secret %s lacks key %s or %s", ref.Name, idKey, secretKey)
+		}
+	}
+	switch {
+	case src.CASecretRef != nil:
+		sec := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: src.CASecretRef.Name}, sec); err != nil {
+			return a, fmt.Errorf("cannot read the CA Secret %s: %w", src.CASecretRef.Name, err)
+		}
+		a.CABundle = sec.Data[orDefault(src.CASecretRef.Key, specs.CAFileName)]
+	case src.CAConfigMapRef != nil:
+		cm := &corev1.ConfigMap{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: src.CAConfigMapRef.Name}, cm); err != nil {
+			return a, fmt.Errorf("cannot read the CA ConfigMap %s: %w", src.CAConfigMapRef.Name, err)
+		}
+		a.CABundle = []byte(cm.Data[orDefault(src.CAConfigMapRef.Key, specs.CAFileName)])
+	}
+	return a, nil
+}
+
+// ensureWorkflow makes sure the running build has its volumes and the Workflow of
+// its current attempt. The Workflow's name is derived from (revision, attempt), both
+// kept in the status, so a restarted controller finds it instead of creating another.
+func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error {
+	bl, st := s.bl, &s.bl.Status
+	if st.SourceRevision == "" {
+		return nil
+	}
+	if st.Attempt < 1 {
+		st.Attempt = 1
+	}
+	for _, pvc := range []*corev1.PersistentVolumeClaim{specs.DataClaim(bl, st.SourceRevision), specs.ScratchClaim(bl, st.SourceRevision)} {
+		if _, err := r.createIfMissing(ctx, pvc); err != nil {
+			return fmt.Errorf("cannot create volume %s: %w", pvc.Name, err)
+		}
+	}
+	params := specs.BuildParams{Revision: st.SourceRevision, Attempt: st.Attempt, Images: s.images}
+	if s.wanted.Source && s.wanted.ID == st.SourceRevision {
+		params.ExpectRevision = st.SourceRevision
+	}
+	want := specs.Workflow(bl, params)
+	wf := &wfv1.Workflow{}
+	err := r.Get(ctx, client.ObjectKeyFromObject(want), wf)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("cannot create workflow %s: %w", want.Name, err)
+		} else if err == nil {
+			r.event(s, corev1.EventTypeNormal, "WorkflowCreated", "attempt %d of revision %s: workflow %s", st.Attempt, st.SourceRevision, want.Name)
+		}
+		wf = want
+	case err != nil:
+		return fmt.Errorf("cannot read workflow %s: %w", want.Name, err)
+	}
+	s.workflow = wf
+	st.Workflow = &rdfv1.WorkflowReference{Name: wf.Name, Phase: string(wf.Status.Phase)}
+	return nil
+}
+
+// observeWorkflow follows the workflow: the step maps to the phase; success leads
+// to the snapshot; failure to a retry (retryable exit codes, attempts left) or the
+// end of the build.
+func (r *BulkLoadReconciler) observeWorkflow(ctx context.Context, s *scope) error {
+	st := &s.bl.Status
+	if s.workflow == nil {
+		return nil
+	}
+	s.obs = observeWorkflow(s.workflow)
+	obs := &s.obs
+	switch {
+	case !obs.Done:
+		msg := fmt.Sprintf("attempt %d of revision %s: workflow %s", st.Attempt, st.SourceRevision, s.workflow.Name)
+		if obs.Step != "" {
+			msg += ", step " + obs.Step
+		}
+		s.progress(obs.Phase, status.ReasonBuilding, "%s", msg)
+		return nil
+	case !obs.Succeeded:
+		return r.buildFailed(s, obs)
+	}
+	return r.ensureSnapshot(ctx, s)
+}
+
+func (r *BulkLoadReconciler) buildFailed(s *scope, obs *workflowObservation) error {
+	bl, st := s.bl, &s.bl.Status
+	f := obs.Failure
+	st.LastFailure = f
+	if f.Retryable && st.Attempt < bl.Spec.Retry.EffectiveBuildAttempts() {
+		retryAt := obs.FinishedAt.Add(bl.Spec.Retry.BackoffFor(st.Attempt))
+		if obs.FinishedAt.IsZero() {
+			retryAt = s.now.Add(bl.Spec.Retry.BackoffFor(st.Attempt))
+		}
+		if s.now.Before(retryAt) {
+			if st.RetryAfter == nil || !st.RetryAfter.Time.Equal(retryAt) {
+				st.RetryAfter = &metav1.Time{Time: retryAt}
+				r.event(s, corev1.EventTypeWarning, "RetryScheduled", "%s; attempt %d starts after %s",
+					failureMessage(f, st.Attempt), st.Attempt+1, retryAt.UTC().Format(time.RFC3339))
+			}
+			s.progress(rdfv1.PhasePending, status.ReasonRetryScheduled, "%s; attempt %d starts after %s",
+				failureMessage(f, st.Attempt), st.Attempt+1, retryAt.UTC().Format(time.RFC3339))
+			s.requeue(retryAt.Sub(s.now))
+			s.stop = true
+			return nil
+		}
+		// The backoff has passed: the next attempt's workflow is created on the next pass.
+		st.Attempt++
+		st.RetryAfter = nil
+		s.progress(rdfv1.PhasePending, status.ReasonBuilding, "starting attempt %d of revision %s", st.Attempt, st.SourceRevision)
+		s.requeue(0)
+		s.stop = true
+		return nil
+	}
+	// Final: a bad input, a missing source, exhausted resources or no attempts left.
+	msg := failureMessage(f, st.Attempt)
+	r.event(s, corev1.EventTypeWarning, "BuildFailed", "revision %s: %s", st.SourceRevision, msg)
+	r.finishBuild(s, "failed")
+	st.LastFailedRevision = st.SourceRevision
+	st.SourceRevision = ""
+	st.RetryAfter = nil
+	s.stall(f.Reason, "%s", msg)
+	if st.QueuedRevision != "" {
+		s.requeue(0)
+	}
+	return nil
+}
+
+// ensureSnapshot snapshots the database volume of a succeeded workflow and waits
+// for the CSI driver to mark the snapshot readyToUse.
+func (r *BulkLoadReconciler) ensureSnapshot(ctx context.Context, s *scope) error {
+	bl, st := s.bl, &s.bl.Status
+	want := specs.DatabaseSnapshot(bl, st.SourceRevision)
+	vs := &snapv1.VolumeSnapshot{}
+	err := r.Get(ctx, client.ObjectKeyFromObject(want), vs)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("cannot create snapshot %s: %w", want.Name, err)
+		} else if err == nil {
+			r.event(s, corev1.EventTypeNormal, "SnapshotCreated", "snapshot %s of volume %s", want.Name, *want.Spec.Source.PersistentVolumeClaimName)
+		}
+		vs = want
+	case err != nil:
+		return fmt.Errorf("cannot read snapshot %s: %w", want.Name, err)
+	}
+	if vs.Status != nil && vs.Status.Error != nil && vs.Status.Error.Message != nil {
+		f := &rdfv1.BuildFailure{Step: specs.StepSnapshot, Reason: "SnapshotFailed", Message: truncate(*vs.Status.Error.Message)}
+		return r.buildFailed(s, &workflowObservation{Done: true, Failure: f})
+	}
+	if vs.Status == nil || vs.Status.ReadyToUse == nil || !*vs.Status.ReadyToUse {
+		s.progress(rdfv1.PhaseSnapshotting, status.ReasonBuilding, "waiting for snapshot %s to be ready to use", vs.Name)
+		return nil
+	}
+	s.snapshot = vs
+	return nil
+}
+
+// handOff gives a ready snapshot to the serving workload (a PVC restored from it,
+// switched in by a rolling update) and records the build as done.
+func (r *BulkLoadReconciler) handOff(ctx context.Context, s *scope) error {
+	bl, st := s.bl, &s.bl.Status
+	if s.snapshot == nil {
+		return nil
+	}
+	rev := st.SourceRevision
+	figures, err := status.LoadFigures(s.obs.Report)
+	if err != nil {
+		r.event(s, corev1.EventTypeWarning, "ReportUnreadable", "%v", err)
+		figures = nil
+	}
+	servingClaim := ""
+	if sv := bl.Spec.Serving; sv != nil {
+		pvc := specs.ServingClaim(bl, rev, s.snapshot.Status.RestoreSize)
+		if _, err := r.createIfMissing(ctx, pvc); err != nil {
+			return fmt.Errorf("cannot create the serving volume %s: %w", pvc.Name, err)
+		}
+		done, err := r.switchWorkload(ctx, s, sv, pvc.Name, rev)
+		if err != nil || !done {
+			return err
+		}
+		servingClaim = pvc.Name
+	}
+
+	st.LastBuiltRevision = rev
+	st.CurrentSnapshot = s.snapshot.Name
+	rec := rdfv1.SnapshotRecord{Name: s.snapshot.Name, Revision: rev, CreationTime: metav1.Time{Time: s.now}}
+	if ct := s.snapshot.Status.CreationTime; ct != nil {
+		rec.CreationTime = *ct
+	}
+	if figures != nil {
+		rec.Triples = figures.Triples + figures.Quads
+		st.Load = figures
+		loaded := float64(figures.Triples + figures.Quads)
+		s.onCommit(func() { triplesLoadedTotal.WithLabelValues(bl.Namespace, bl.Name).Add(loaded) })
+	}
+	st.Snapshots = status.PushSnapshot(st.Snapshots, rec, bl.Spec.Snapshot.EffectiveKeep())
+	st.ServingClaim = servingClaim
+	st.LastFailure = nil
+	st.LastFailedRevision = ""
+	r.finishBuild(s, "succeeded")
+	st.SourceRevision = ""
+	r.event(s, corev1.EventTypeNormal, "BuildSucceeded", "revision %s is in snapshot %s%s", rev, s.snapshot.Name, servedBy(servingClaim))
+	if st.QueuedRevision != "" {
+		s.requeue(0)
+	}
+	return nil
+}
+
+func servedBy(claim string) string {
+	if claim == "" {
+		return ""
+	}
+	return ", served from " + claim
+}
+
+func (r *BulkLoadReconciler) finishBuild(s *scope, result string) {
+	bl, st := s.bl, &s.bl.Status
+	var seconds float64 = -1
+	if st.BuildStartTime != nil {
+		seconds = s.now.Sub(st.BuildStartTime.Time).Seconds()
+	}
+	s.onCommit(func() {
+		buildsTotal.WithLabelValues(bl.Namespace, bl.Name, result).Inc()
+		if seconds >= 0 {
+			buildDurationSeconds.WithLabelValues(bl.Namespace, bl.Name, result).Observe(seconds)
+		}
+	})
+}
+
+// switchWorkload points the serving workload's volume at claim. done is false when
+// the workload does not exist yet (the handoff waits for it).
+func (r *BulkLoadReconciler) switchWorkload(ctx context.Context, s *scope, sv *rdfv1.ServingSpec, claim, rev string) (done bool, err error) {
+	bl := s.bl
+	key := client.ObjectKey{Namespace: bl.Namespace, Name: sv.Name}
+	var obj client.Object
+	var tmpl *corev1.PodTemplateSpec
+	if sv.Kind == rdfv1.WorkloadStatefulSet {
+		sts := &appsv1.StatefulSet{}
+		obj, tmpl = sts, &sts.Spec.Template
+	} else {
+		d := &appsv1.Deployment{}
+		obj, tmpl = d, &d.Spec.Template
+	}
+	kind := string(sv.Kind)
+	if kind == "" {
+		kind = string(rdfv1.WorkloadDeployment)
+	}
+	if err := r.APIReader.Get(ctx, key, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.progress(rdfv1.PhaseSnapshotting, status.ReasonServingPending, "snapshot %s is ready; waiting for %s %s to hand it to", s.snapshot.Name, kind, sv.Name)
+			s.requeue(servingRecheck)
+			return false, nil
+		}
+		return false, fmt.Errorf("cannot read %s %s: %w", kind, sv.Name, err)
+	}
+	next, err := specs.HandoffPodTemplate(tmpl, sv.VolumeName, claim, rev)
+	if err != nil {
+		s.stall("ServingVolumeNotFound", "%s %s: %v", kind, sv.Name, err)
+		s.stop = true
+		return false, nil
+	}
+	if equality.Semantic.DeepEqual(tmpl, next) {
+		return true, nil
+	}
+	base := obj.DeepCopyObject().(client.Object)
+	*tmpl = *next
+	// The optimistic lock keeps a concurrent edit of the workload from being overwritten.
+	if err := r.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return false, fmt.Errorf("cannot hand snapshot %s to %s %s: %w", s.snapshot.Name, kind, sv.Name, err)
+	}
+	r.event(s, corev1.EventTypeNormal, "HandedOff", "%s %s now mounts %s (revision %s)", kind, sv.Name, claim, rev)
+	return true, nil
+}
+
+// prune deletes what retention no longer needs: finished workflows but the last,
+// build volumes of builds that are over, snapshots beyond snapshot.keep and the
+// serving volumes restored from them.
+func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
+	bl, st := s.bl, &s.bl.Status
+	keep := bl.Spec.Snapshot.EffectiveKeep()
+	if len(st.Snapshots) > keep {
+		st.Snapshots = st.Snapshots[:keep]
+	}
+	retained := map[string]bool{} // short revisions whose snapshot is kept
+	for _, rec := range st.Snapshots {
+		retained[specs.ShortRevision(rec.Revision)] = true
+	}
+	building := ""
+	if st.SourceRevision != "" {
+		building = specs.ShortRevision(st.SourceRevision)
+	}
+	sel := client.MatchingLabels(specs.SelectorLabels(bl))
+	ns := client.InNamespace(bl.Namespace)
+
+	wfs := &wfv1.WorkflowList{}
+	if err := r.List(ctx, wfs, ns, sel); err != nil {
+		return fmt.Errorf("cannot list workflows: %w", err)
+	}
+	for i := range wfs.Items {
+		wf := &wfs.Items[i]
+		if st.Workflow != nil && wf.Name == st.Workflow.Name {
+			continue
+		}
+		if err := r.deleteChild(ctx, wf); err != nil {
+			return err
+		}
+	}
+
+	vss := &snapv1.VolumeSnapshotList{}
+	if err := r.List(ctx, vss, ns, sel); err != nil {
+		return fmt.Errorf("cannot list snapshots: %w", err)
+	}
+	for i := range vss.Items {
+		vs := &vss.Items[i]
+		rev := vs.Labels[specs.LabelRevision]
+		if retained[rev] || rev == building {
+			continue
+		}
+		if err := r.deleteChild(ctx, vs); err != nil {
+			return err
+		}
+		r.event(s, corev1.EventTypeNormal, "SnapshotPruned", "snapshot %s is beyond snapshot.keep=%d", vs.Name, keep)
+	}
+
+	pvcs := &corev1.PersistentVolumeClaimList{}
+	if err := r.List(ctx, pvcs, ns, sel); err != nil {
+		return fmt.Errorf("cannot list volumes: %w", err)
+	}
+	for i := range pvcs.Items {
+		pvc := &pvcs.Items[i]
+		rev := pvc.Labels[specs.LabelRevision]
+		switch pvc.Labels[specs.LabelRole] {
+		case specs.RoleData, specs.RoleScratch:
+			if rev == building {
+				continue
+			}
+		case specs.RoleServing:
+			if retained[rev] || pvc.Name == st.ServingClaim {
+				continue
+			}
+		default:
+			continue
+		}
+		if err := r.deleteChild(ctx, pvc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *BulkLoadReconciler) deleteChild(ctx context.Context, obj client.Object) error {
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
+	if err := r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); ignoreNotFound(err) != nil {
+		return fmt.Errorf("cannot delete %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+	}
+	return nil
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,319 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+)
+
+var ctx = context.Background()
+
+// eventually polls until the assertions in f pass.
+func eventually(t *testing.T, f func(g Gomega)) {
+	t.Helper()
+	NewWithT(t).Eventually(f).WithTimeout(eventuallyTimeout).WithPolling(pollInterval).Should(Succeed())
+}
+
+// newBulkLoad is a complete manual-trigger BulkLoad serving Deployment "fuseki".
+func newBulkLoad(ns, name string) *rdfv1.BulkLoad {
+	return &rdfv1.BulkLoad{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: rdfv1.BulkLoadSpec{
+			Source: rdfv1.SourceSpec{
+				Endpoint:             "http://minio.storage:9000",
+				Bucket:               "rdf-dumps",
+				Prefix:               "wikidata/2026-11-20/",
+				Include:              []string{"*.nt.gz"},
+				Completion:           &rdfv1.CompletionSpec{Marker: "wikidata/2026-11-20/_SUCCESS"},
+				CredentialsSecretRef: &rdfv1.CredentialsSecretReference{Name: "dump-credentials"},
+			},
+			Database: rdfv1.DatabaseSpec{
+				StorageClassName: "local-nvme",
+				Size:             resource.MustParse("10Gi"),
+				ScratchSize:      ptr.To(resource.MustParse("20Gi")),
+			},
+			Loader: rdfv1.LoaderSpec{
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("10Gi")},
+				},
+				MemoryBudget: ptr.To(resource.MustParse("6Gi")),
+				OnError:      rdfv1.OnErrorSkip,
+				MaxRejects:   ptr.To(int64(100)),
+			},
+			Snapshot: rdfv1.SnapshotSpec{VolumeSnapshotClassName: "nvme-snapshots", Keep: 2},
+			Serving:  &rdfv1.ServingSpec{Name: "fuseki", VolumeName: "databases"},
+			// Short waits: the tests check that backoff is honoured, not how long it is.
+			Retry: rdfv1.RetrySpec{Limit: 3, BuildAttempts: 3, Backoff: metav1.Duration{Duration: time.Second}},
+		},
+	}
+}
+
+// newServingDeployment is the query workload, mounting an emptyDir until the first handoff.
+func newServingDeployment(ns string) *appsv1.Deployment {
+	labels := map[string]string{"app": "fuseki"}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fuseki"},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{
+						Name: "fuseki", Image: "registry.example/fuseki:5.6.0",
+						VolumeMounts: []corev1.VolumeMount{{Name: "databases", MountPath: "/fuseki/databases"}},
+					}},
+					Volumes: []corev1.Volume{{Name: "databases", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+				},
+			},
+		},
+	}
+}
+
+func getBulkLoad(g Gomega, key client.ObjectKey) *rdfv1.BulkLoad {
+	bl := &rdfv1.BulkLoad{}
+	g.Expect(k8s.Get(ctx, key, bl)).To(Succeed())
+	return bl
+}
+
+func workflowsOf(g Gomega, bl *rdfv1.BulkLoad) []wfv1.Workflow {
+	list := &wfv1.WorkflowList{}
+	g.Expect(k8s.List(ctx, list, client.InNamespace(bl.Namespace), client.MatchingLabels(specs.SelectorLabels(bl)))).To(Succeed())
+	return list.Items
+}
+
+// liveWorkflowsOf are the workflows not being deleted.
+func liveWorkflowsOf(g Gomega, bl *rdfv1.BulkLoad) []wfv1.Workflow {
+	var live []wfv1.Workflow
+	for _, wf := range workflowsOf(g, bl) {
+		if wf.DeletionTimestamp.IsZero() {
+			live = append(live, wf)
+		}
+	}
+	return live
+}
+
+// waitForWorkflow waits for the build workflow of the BulkLoad's current revision and attempt.
+func waitForWorkflow(t *testing.T, key client.ObjectKey) (*rdfv1.BulkLoad, *wfv1.Workflow) {
+	t.Helper()
+	var bl *rdfv1.BulkLoad
+	wf := &wfv1.Workflow{}
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		g.Expect(bl.Status.SourceRevision).NotTo(BeEmpty())
+		g.Expect(bl.Status.Workflow).NotTo(BeNil())
+		g.Expect(bl.Status.Workflow.Name).To(Equal(specs.WorkflowName(bl, bl.Status.SourceRevision, bl.Status.Attempt)))
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: bl.Status.Workflow.Name}, wf)).To(Succeed())
+	})
+	return bl, wf
+}
+
+// deletedOrDeleting: without kube-controller-manager, a PVC's pvc-protection
+// finalizer is never removed, so a deleted PVC stays with a deletion timestamp.
+func deletedOrDeleting(g Gomega, obj client.Object) {
+	err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(obj.GetDeletionTimestamp()).NotTo(BeNil(), "%s should be deleted", obj.GetName())
+}
+
+func eventReasons(g Gomega, bl *rdfv1.BulkLoad) map[string]string {
+	list := &eventsv1.EventList{}
+	g.Expect(k8s.List(ctx, list, client.InNamespace(bl.Namespace))).To(Succeed())
+	out := map[string]string{}
+	for _, e := range list.Items {
+		if e.Regarding.Name == bl.Name && e.Regarding.Kind == "BulkLoad" {
+			out[e.Reason] = e.Type + ": " + e.Note
+		}
+	}
+	return out
+}
+
+// argoControllerStandIn writes Workflow status the way Argo's workflow-controller
+// does, because neither it nor a kubelet runs in envtest: a Steps node for the
+// entrypoint, a Retry node per step (the templates have a retryStrategy) and one
+// Pod node per try whose outputs carry the container's exit code.
+type argoControllerStandIn struct {
+	t *testing.T
+}
+
+type podTry struct {
+	phase    wfv1.NodePhase
+	exitCode int
+}
+
+func (a argoControllerStandIn) update(key client.ObjectKey, mutate func(wf *wfv1.Workflow)) {
+	a.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		wf := &wfv1.Workflow{}
+		if err := k8s.Get(ctx, key, wf); err != nil {
+			return err
+		}
+		mutate(wf)
+		// The Workflow CRD has no status subresource: Argo updates the whole object.
+		return k8s.Update(ctx, wf)
+	})
+	if err != nil {
+		a.t.Fatalf("argo stand-in: %v", err)
+	}
+}
+
+// setSteps writes the node tree for the steps reached so far: every step before
+// the last succeeded once; the last one has the given tries.
+func (a argoControllerStandIn) setSteps(key client.ObjectKey, wfPhase wfv1.WorkflowPhase, message string, steps []string, lastTries []podTry, report string) {
+	a.update(key, func(wf *wfv1.Workflow) {
+		now := metav1.Now()
+		nodes := wfv1.Nodes{}
+		root := wfv1.NodeStatus{ID: wf.Name, Name: wf.Name, DisplayName: wf.Name, Type: wfv1.NodeTypeSteps, TemplateName: "build", Phase: wfv1.NodeRunning, StartedAt: now}
+		for i, step := range steps {
+			tries := []podTry{{phase: wfv1.NodeSucceeded, exitCode: 0}}
+			if i == len(steps)-1 {
+				tries = lastTries
+			}
+			retryID := fmt.Sprintf("%s-%d", wf.Name, 1000+i)
+			retryNode := wfv1.NodeStatus{
+				ID: retryID, Name: fmt.Sprintf("%s[%d].%s", wf.Name, i, step), DisplayName: step,
+				Type: wfv1.NodeTypeRetry, TemplateName: step, StartedAt: now, Phase: tries[len(tries)-1].phase,
+			}
+			for k, try := range tries {
+				podID := fmt.Sprintf("%s-%d", wf.Name, 2000+10*i+k)
+				pod := wfv1.NodeStatus{
+					ID: podID, Name: fmt.Sprintf("%s[%d].%s(%d)", wf.Name, i, step, k), DisplayName: fmt.Sprintf("%s(%d)", step, k),
+					Type: wfv1.NodeTypePod, TemplateName: step, Phase: try.phase, StartedAt: now,
+				}
+				if try.phase != wfv1.NodeRunning && try.phase != wfv1.NodePending {
+					pod.FinishedAt = metav1.NewTime(now.Add(time.Duration(k) * time.Millisecond))
+					pod.Outputs = &wfv1.Outputs{ExitCode: ptr.To(fmt.Sprint(try.exitCode))}
+					if try.phase == wfv1.NodeFailed {
+						pod.Message = fmt.Sprintf("Error (exit code %d)", try.exitCode)
+					}
+					if step == specs.StepLoad && try.phase == wfv1.NodeSucceeded && report != "" {
+						pod.Outputs.Parameters = []wfv1.Parameter{{Name: specs.ReportParameter, Value: wfv1.AnyStringPtr(report)}}
+					}
+				}
+				nodes[podID] = pod
+				retryNode.Children = append(retryNode.Children, podID)
+			}
+			if retryNode.Phase == wfv1.NodeSucceeded {
+				// Argo copies the successful try's outputs to the Retry node.
+				retryNode.Outputs = nodes[retryNode.Children[len(retryNode.Children)-1]].Outputs
+			}
+			if retryNode.Phase == wfv1.NodeFailed {
+				retryNode.Message = "No more retries left"
+			}
+			nodes[retryID] = retryNode
+			root.Children = append(root.Children, retryID)
+		}
+		wf.Status.Phase = wfPhase
+		wf.Status.Message = message
+		wf.Status.StartedAt = now
+		if wfPhase == wfv1.WorkflowSucceeded || wfPhase == wfv1.WorkflowFailed || wfPhase == wfv1.WorkflowError {
+			root.Phase = wfv1.NodePhase(wfPhase)
+			wf.Status.FinishedAt = now
+		}
+		nodes[root.ID] = root
+		wf.Status.Nodes = nodes
+	})
+}
+
+// running: the workflow runs the given step (earlier steps succeeded).
+func (a argoControllerStandIn) running(key client.ObjectKey, step string) {
+	a.setSteps(key, wfv1.WorkflowRunning, "", stepsUpTo(step), []podTry{{phase: wfv1.NodeRunning}}, "")
+}
+
+// succeed: every step passed; the load step's report.json is its output parameter.
+func (a argoControllerStandIn) succeed(key client.ObjectKey, report string) {
+	a.setSteps(key, wfv1.WorkflowSucceeded, "", stepsUpTo(specs.StepValidate), []podTry{{phase: wfv1.NodeSucceeded}}, report)
+}
+
+// fail: the step's tries (Argo's retryStrategy) exited with these codes, the last
+// try ended the workflow.
+func (a argoControllerStandIn) fail(key client.ObjectKey, step string, exitCodes ...int) {
+	tries := make([]podTry, len(exitCodes))
+	for i, c := range exitCodes {
+		tries[i] = podTry{phase: wfv1.NodeFailed, exitCode: c}
+	}
+	a.setSteps(key, wfv1.WorkflowFailed, "child failed", stepsUpTo(step), tries, "")
+}
+
+func stepsUpTo(step string) []string {
+	all := []string{specs.StepFetch, specs.StepLoad, specs.StepValidate}
+	for i, s := range all {
+		if s == step {
+			return all[:i+1]
+		}
+	}
+	panic("unknown step " + step)
+}
+
+// csiSnapshotterStandIn sets VolumeSnapshot status as the external-snapshotter
+// controller does once the CSI driver has cut the snapshot (neither runs in envtest).
+type csiSnapshotterStandIn struct {
+	t *testing.T
+}
+
+func (c csiSnapshotterStandIn) ready(key client.ObjectKey, restoreSize string) {
+	c.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		vs := &snapv1.VolumeSnapshot{}
+		if err := k8s.Get(ctx, key, vs); err != nil {
+			return err
+		}
+		vs.Status = &snapv1.VolumeSnapshotStatus{
+			BoundVolumeSnapshotContentName: ptr.To("snapcontent-" + string(vs.UID)),
+			CreationTime:                   ptr.To(metav1.Now()),
+			ReadyToUse:                     ptr.To(true),
+			RestoreSize:                    ptr.To(resource.MustParse(restoreSize)),
+		}
+		return k8s.Status().Update(ctx, vs)
+	})
+	if err != nil {
+		c.t.Fatalf("csi snapshotter stand-in: %v", err)
+	}
+}
+
+const sampleReport = `{"triples": 1000, "quads": 24, "rejects": 3, "duration_seconds": 2.0, "database_bytes": 123456, "tool_version": "0.1.0"}`
+
+// completeBuild drives the BulkLoad's current build to the end as Argo and the CSI
+// snapshotter would, and waits until it is Ready with the build's revision.
+func completeBuild(t *testing.T, key client.ObjectKey) *rdfv1.BulkLoad {
+	t.Helper()
+	bl, wf := waitForWorkflow(t, key)
+	rev := bl.Status.SourceRevision
+	argo := argoControllerStandIn{t}
+	argo.succeed(client.ObjectKeyFromObject(wf), sampleReport)
+	snapKey := client.ObjectKey{Namespace: key.Namespace, Name: specs.SnapshotName(bl, rev)}
+	eventually(t, func(g Gomega) {
+		g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed())
+	})
+	csiSnapshotterStandIn{t}.ready(snapKey, "12Gi")
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		g.Expect(bl.Status.LastBuiltRevision).To(Equal(rev))
+	})
+	return bl
+}
+
+func containsArgs(args []string, want ...string) bool {
+	return strings.Contains(" "+strings.Join(args, " ")+" ", " "+strings.Join(want, " ")+" ")
+}

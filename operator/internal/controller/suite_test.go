@@ -1,0 +1,239 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+)
+
+// One envtest control plane (real kube-apiserver + etcd) for the whole package;
+// each test gets its own namespace and its own controller.
+var (
+	testEnv    *envtest.Environment
+	restConfig *rest.Config
+	k8s        client.Client
+	scheme     = runtime.NewScheme()
+)
+
+const (
+	testFetchImage  = "registry.example/rdf-bulkload-operator:test"
+	testLoaderImage = "registry.example/rdf-bulkload-loader:test"
+)
+
+func init() {
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(rdfv1.AddToScheme(scheme))
+	utilruntime.Must(wfv1.AddToScheme(scheme))
+	utilruntime.Must(snapv1.AddToScheme(scheme))
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	crds := os.Getenv("OPERATOR_TEST_CRDS")
+	if assets == "" || crds == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS and OPERATOR_TEST_CRDS must be set; run `make test-operator` (it installs both)")
+		return 1
+	}
+	killStaleControlPlane(assets)
+
+	testEnv = &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "..", "config", "crd", "bases"), crds},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+	}
+	// Stop the control plane on Ctrl-C too, so no apiserver/etcd outlives the test.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var stopOnce sync.Once
+	stop := func() { stopOnce.Do(func() { _ = testEnv.Stop() }) }
+	go func() { <-sigs; stop(); os.Exit(130) }()
+	defer stop()
+
+	var err error
+	restConfig, err = testEnv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cannot start envtest:", err)
+		return 1
+	}
+	recordControlPlane(assets)
+	k8s, err = client.New(restConfig, client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func zapLevel() zapcore.Level {
+	if os.Getenv("TEST_VERBOSE_CONTROLLER") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel // keeps test output readable
+}
+
+// pidFile lists the control-plane processes this suite started, so a run after a
+// killed one can stop them.
+func pidFile() string {
+	dir := os.Getenv("RDF_BULKLOAD_CACHE")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".cache", "rdf-bulkload")
+	}
+	_ = os.MkdirAll(filepath.Join(dir, "run"), 0o755)
+	return filepath.Join(dir, "run", "operator-envtest.pids")
+}
+
+// recordControlPlane stores the PIDs of our children that run the asset binaries.
+func recordControlPlane(assets string) {
+	var pids []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Field 4 of /proc/PID/stat (after the parenthesised command) is the parent PID.
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(exe, assets) {
+			pids = append(pids, strconv.Itoa(pid))
+		}
+	}
+	_ = os.WriteFile(pidFile(), []byte(strings.Join(pids, "\n")), 0o644)
+}
+
+// killStaleControlPlane stops processes a previous, killed run of this suite left.
+func killStaleControlPlane(assets string) {
+	data, err := os.ReadFile(pidFile())
+	if err != nil {
+		return
+	}
+	for _, p := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(p)
+		if err != nil {
+			continue
+		}
+		// Only a process still running an asset binary is ours; the PID may have been reused.
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && strings.HasPrefix(exe, assets) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	_ = os.Remove(pidFile())
+}
+
+// controllerUnderTest is a running manager with the BulkLoad controller.
+type controllerUnderTest struct {
+	reconciler *BulkLoadReconciler
+	cancel     context.CancelFunc
+	done       chan struct{}
+}
+
+func (c *controllerUnderTest) stop() {
+	c.cancel()
+	<-c.done
+}
+
+// startController starts a manager with the BulkLoad controller, as cmd/manager
+// does, and stops it when the test ends.
+func startController(t *testing.T, configure ...func(*BulkLoadReconciler)) *controllerUnderTest {
+	t.Helper()
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:     scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &BulkLoadReconciler{
+		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
+		Recorder:           mgr.GetEventRecorder("rdf-bulkload-operator"),
+		DefaultFetchImage:  testFetchImage,
+		DefaultLoaderImage: testLoaderImage,
+	}
+	for _, f := range configure {
+		f(r)
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &controllerUnderTest{reconciler: r, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-c.done:
+		default:
+			c.stop()
+		}
+	})
+	return c
+}
+
+var nsCounter int
+
+// newNamespace creates a namespace for one test (envtest runs no namespace
+// controller, so they are left behind; the control plane is thrown away anyway).
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	nsCounter++
+	name := fmt.Sprintf("t%d-%s", nsCounter, strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
+	if len(name) > 60 {
+		name = name[:60]
+	}
+	name = strings.TrimRight(name, "-")
+	if err := k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+const (
+	eventuallyTimeout = 30 * time.Second
+	pollInterval      = 100 * time.Millisecond
+)

@@ -1,0 +1,329 @@
+package specs
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+)
+
+func testBulkLoad() *rdfv1.BulkLoad {
+	return &rdfv1.BulkLoad{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "rdf", Name: "wikidata", UID: "uid-1"},
+		Spec: rdfv1.BulkLoadSpec{
+			Source: rdfv1.SourceSpec{
+				Endpoint: "https://s3.example.org", Bucket: "dumps", Prefix: "wd/",
+				Keys: []string{"extra/a.nt.gz"}, Include: []string{"*.nt.gz", "*.ttl"},
+				Completion:           &rdfv1.CompletionSpec{Manifest: &rdfv1.ManifestSpec{Key: "wd/SHA256SUMS"}},
+				CredentialsSecretRef: &rdfv1.CredentialsSecretReference{Name: "creds", AccessKeyIDKey: "id", SecretAccessKeyKey: "secret"},
+				CAConfigMapRef:       &rdfv1.KeyReference{Name: "ca-bundle", Key: "bundle.pem"},
+			},
+			Database: rdfv1.DatabaseSpec{StorageClassName: "nvme", Size: resource.MustParse("100Gi")},
+			Loader: rdfv1.LoaderSpec{
+				Image: "loader:1",
+				Resources: corev1.ResourceRequirements{
+					Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourceCPU: resource.MustParse("7500m")},
+				},
+			},
+			Snapshot: rdfv1.SnapshotSpec{VolumeSnapshotClassName: "snaps"},
+			Serving:  &rdfv1.ServingSpec{Name: "fuseki", VolumeName: "db", StorageClassName: "fast", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}},
+			Retry:    rdfv1.RetrySpec{Limit: 2, Backoff: metav1.Duration{Duration: 10e9}, MaxBackoff: metav1.Duration{Duration: 60e9}},
+		},
+	}
+}
+
+func TestNamesAreValidAndStable(t *testing.T) {
+	bl := testBulkLoad()
+	bl.Name = strings.Repeat("a", 40) // the longest name the schema admits
+	rev := "sha256:" + strings.Repeat("f", 64)
+	for _, n := range []string{WorkflowName(bl, rev, 20), DataClaimName(bl, rev), ScratchClaimName(bl, rev), SnapshotName(bl, rev), ServingClaimName(bl, rev)} {
+		if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
+			t.Errorf("%q: %v", n, errs)
+		}
+	}
+	if WorkflowName(bl, rev, 1) != WorkflowName(bl, rev, 1) || WorkflowName(bl, rev, 1) == WorkflowName(bl, rev, 2) {
+		t.Error("workflow names must be deterministic per (revision, attempt)")
+	}
+	if ShortRevision("a") == ShortRevision("b") || len(ShortRevision("a")) != 10 {
+		t.Error("short revisions must be 10 hex digits and differ per revision")
+	}
+	if errs := validation.IsValidLabelValue(ShortRevision(rev)); len(errs) > 0 {
+		t.Error(errs)
+	}
+}
+
+func TestWorkflowStepsAndArguments(t *testing.T) {
+	bl := testBulkLoad()
+	wf := Workflow(bl, BuildParams{Revision: "rev-1", Attempt: 2, Images: ResolveImages(bl, "operator:1", "default-loader"), ExpectRevision: "sha256:abc"})
+
+	if wf.Name != WorkflowName(bl, "rev-1", 2) || wf.Namespace != "rdf" || wf.Labels[LabelAttempt] != "2" || wf.Annotations[AnnotationRevision] != "rev-1" {
+		t.Fatalf("metadata: %+v", wf.ObjectMeta)
+	}
+	if len(wf.OwnerReferences) != 1 || !*wf.OwnerReferences[0].Controller || wf.OwnerReferences[0].Kind != "BulkLoad" {
+		t.Errorf("owner: %+v", wf.OwnerReferences)
+	}
+	tmpl := map[string]int{}
+	for i, tp := range wf.Spec.Templates {
+		tmpl[tp.Name] = i
+	}
+	fetch := wf.Spec.Templates[tmpl["fetch"]]
+	wantFetch := []string{
+		"--endpoint", "https://s3.example.org", "--bucket", "dumps", "--prefix", "wd/", "--key", "extra/a.nt.gz",
+		"--include", "*.nt.gz", "--include", "*.ttl", "--manifest", "wd/SHA256SUMS",
+		"--ca-file", "/etc/rdf-bulkload/ca/ca.crt", "--expect-revision", "sha256:abc",
+		"--dest", "/scratch/input", "--report", "/scratch/fetch-report.json",
+	}
+	if strings.Join(fetch.Container.Args, " ") != strings.Join(wantFetch, " ") {
+		t.Errorf("fetch args:\n got %q\nwant %q", fetch.Container.Args, wantFetch)
+	}
+	if fetch.Container.Image != "operator:1" {
+		t.Errorf("fetch image %q", fetch.Container.Image)
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range fetch.Container.Env {
+		env[e.Name] = e
+	}
+	if env["AWS_ACCESS_KEY_ID"].ValueFrom.SecretKeyRef.Key != "id" || env["AWS_SECRET_ACCESS_KEY"].ValueFrom.SecretKeyRef.Key != "secret" ||
+		env["AWS_SECRET_ACCESS_KEY"].Value != "" {
+		t.Errorf("credentials must come from the Secret: %+v", env)
+	}
+
+	load := wf.Spec.Templates[tmpl["load"]]
+	script := load.Container.Command[2]
+	want := "mkdir -p /scratch/tmp && exec rdf-bulkload load --loc /data/db --tmpdir /scratch/tmp --memory 12GiB --threads 8 --on-error strict --report /data/report.json /data/input/*"
+	if script != want {
+		t.Errorf("load script:\n got %q\nwant %q", script, want)
+	}
+	if load.Container.Image != "loader:1" || load.Container.Resources.Limits.Memory().String() != "16Gi" {
+		t.Errorf("load container: %+v", load.Container)
+	}
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range load.Container.VolumeMounts {
+		mounts[m.MountPath] = m
+	}
+	if m := mounts["/data/input"]; m.Name != "scratch" || m.SubPath != "input" || !m.ReadOnly {
+		t.Errorf("inputs come read-only from the scratch volume, not the snapshotted one: %+v", m)
+	}
+	if mounts["/data"].Name != "data" || mounts["/scratch"].Name != "scratch" {
+		t.Errorf("mounts: %+v", mounts)
+	}
+
+	validate := wf.Spec.Templates[tmpl["validate"]]
+	if strings.Join(validate.Container.Command, " ")+" "+strings.Join(validate.Container.Args, " ") != "rdf-bulkload-validate --loc /data/db" {
+		t.Errorf("validate: %v %v", validate.Container.Command, validate.Container.Args)
+	}
+	if validate.Container.Image != "loader:1" {
+		t.Errorf("validate uses the loader image unless told otherwise: %q", validate.Container.Image)
+	}
+	if validate.Container.Resources.Limits.Memory().String() != "16Gi" {
+		t.Errorf("validate falls back to the loader's resources")
+	}
+
+	var ca *corev1.Volume
+	for i := range wf.Spec.Volumes {
+		if wf.Spec.Volumes[i].Name == "ca" {
+			ca = &wf.Spec.Volumes[i]
+		}
+	}
+	if ca == nil || ca.ConfigMap == nil || ca.ConfigMap.Name != "ca-bundle" || ca.ConfigMap.Items[0].Key != "bundle.pem" || ca.ConfigMap.Items[0].Path != "ca.crt" {
+		t.Errorf("CA volume: %+v", ca)
+	}
+}
+
+func TestWorkflowSecurityContext(t *testing.T) {
+	wf := Workflow(testBulkLoad(), BuildParams{Revision: "r", Attempt: 1, Images: Images{Fetch: "f", Loader: "l", Validate: "v"}})
+	psc := wf.Spec.SecurityContext
+	if !*psc.RunAsNonRoot || *psc.RunAsUser == 0 || *psc.FSGroup != NonRootUID || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("pod security context: %+v", psc)
+	}
+	for _, tp := range wf.Spec.Templates {
+		if tp.Container == nil {
+			continue
+		}
+		sc := tp.Container.SecurityContext
+		if !*sc.RunAsNonRoot || !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation || sc.Capabilities.Drop[0] != "ALL" {
+			t.Errorf("%s: %+v", tp.Name, sc)
+		}
+		hasTmp := false
+		for _, m := range tp.Container.VolumeMounts {
+			hasTmp = hasTmp || m.MountPath == "/tmp"
+		}
+		if !hasTmp {
+			t.Errorf("%s: a read-only root filesystem needs a writable /tmp", tp.Name)
+		}
+	}
+}
+
+func TestRetryStrategyFollowsExitCodes(t *testing.T) {
+	bl := testBulkLoad()
+	wf := Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: Images{Fetch: "f", Loader: "l", Validate: "v"}})
+	for _, tp := range wf.Spec.Templates {
+		if tp.Container == nil {
+			continue
+		}
+		rs := tp.RetryStrategy
+		if rs == nil || rs.Limit.IntValue() != 2 || rs.Backoff.Duration != "10s" || rs.Backoff.Cap != "1m0s" || rs.Backoff.Factor.IntValue() != 2 {
+			t.Fatalf("%s: %+v", tp.Name, rs)
+		}
+	}
+	if got := RetryExpression(StepLoad); got != `lastRetry.status == "Error" || asInt(lastRetry.exitCode) in [6, 75]` {
+		t.Errorf("load: %s", got)
+	}
+	if got := RetryExpression(StepFetch); got != `lastRetry.status == "Error" || asInt(lastRetry.exitCode) in [75]` {
+		t.Errorf("fetch: %s", got)
+	}
+	// The expression and the classification agree.
+	for _, step := range []string{StepFetch, StepLoad, StepValidate} {
+		for _, code := range []int32{2, 3, 4, 5, 6, 70, 75, 137} {
+			inExpr := false
+			for _, c := range retryableCodes(step) {
+				inExpr = inExpr || c == code
+			}
+			if inExpr != ClassifyExit(step, code).Retryable {
+				t.Errorf("step %s code %d: retried by Argo %v, retryable %v", step, code, inExpr, ClassifyExit(step, code).Retryable)
+			}
+		}
+	}
+}
+
+func TestClassifyExit(t *testing.T) {
+	for _, tc := range []struct {
+		step      string
+		code      int32
+		reason    string
+		retryable bool
+	}{
+		{StepLoad, 3, "BadInput", false},
+		{StepLoad, 4, "InputMissing", false},
+		{StepLoad, 5, "ResourceExhausted", false},
+		{StepLoad, 6, "Interrupted", true},
+		{StepLoad, 70, "InternalError", false},
+		{StepLoad, 75, "TransientIO", true},
+		{StepFetch, 3, "SourceIncomplete", false},
+		{StepFetch, 5, "ResourceExhausted", false},
+		{StepLoad, 137, "Killed", false},
+		{StepValidate, 1, "ExitCode1", false},
+	} {
+		got := ClassifyExit(tc.step, tc.code)
+		if got.Reason != tc.reason || got.Retryable != tc.retryable {
+			t.Errorf("%s %d: %+v", tc.step, tc.code, got)
+		}
+	}
+}
+
+func TestLoaderArgsSkipPolicy(t *testing.T) {
+	bl := testBulkLoad()
+	bl.Spec.Loader.OnError = rdfv1.OnErrorSkip
+	bl.Spec.Loader.MaxRejects = ptr.To(int64(0))
+	bl.Spec.Loader.Threads = 3
+	bl.Spec.Loader.MemoryBudget = ptr.To(resource.MustParse("1536Mi"))
+	got := strings.Join(LoaderArgs(bl), " ")
+	want := "load --loc /data/db --tmpdir /scratch/tmp --memory 1536MiB --threads 3 --on-error skip --max-rejects 0 --rejects /data/rejects.jsonl --report /data/report.json"
+	if got != want {
+		t.Errorf("\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{8 << 30: "8GiB", 1536 << 20: "1536MiB", 2 << 40: "2TiB", 4097: "4097B", 3 << 10: "3KiB"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("%d: %s, want %s", n, got, want)
+		}
+	}
+}
+
+func TestBuildVolumes(t *testing.T) {
+	bl := testBulkLoad()
+	data, scratch := DataClaim(bl, "r"), ScratchClaim(bl, "r")
+	if *data.Spec.StorageClassName != "nvme" || data.Spec.Resources.Requests.Storage().String() != "100Gi" || data.Labels[LabelRole] != RoleData {
+		t.Errorf("data: %+v", data)
+	}
+	if scratch.Spec.Resources.Requests.Storage().String() != "100Gi" {
+		t.Errorf("scratch defaults to the database size: %v", scratch.Spec.Resources.Requests)
+	}
+	bl.Spec.Database.ScratchSize = ptr.To(resource.MustParse("300Gi"))
+	bl.Spec.Database.StorageClassName = ""
+	scratch = ScratchClaim(bl, "r")
+	if scratch.Spec.Resources.Requests.Storage().String() != "300Gi" || scratch.Spec.StorageClassName != nil {
+		t.Errorf("scratch: %+v", scratch.Spec)
+	}
+	for _, pvc := range []*corev1.PersistentVolumeClaim{data, scratch} {
+		if len(pvc.OwnerReferences) != 1 {
+			t.Errorf("build volumes are owned by the BulkLoad")
+		}
+	}
+}
+
+func TestDatabaseSnapshot(t *testing.T) {
+	bl := testBulkLoad()
+	vs := DatabaseSnapshot(bl, "r")
+	if *vs.Spec.Source.PersistentVolumeClaimName != DataClaimName(bl, "r") || *vs.Spec.VolumeSnapshotClassName != "snaps" {
+		t.Errorf("%+v", vs.Spec)
+	}
+	if len(vs.OwnerReferences) != 0 || vs.Labels[LabelBulkLoad] != "wikidata" || vs.Labels[LabelRole] != RoleSnapshot {
+		t.Errorf("snapshots carry labels, no owner: %+v", vs.ObjectMeta)
+	}
+	bl.Spec.Snapshot.VolumeSnapshotClassName = ""
+	if DatabaseSnapshot(bl, "r").Spec.VolumeSnapshotClassName != nil {
+		t.Error("empty class means the default class")
+	}
+}
+
+func TestServingClaim(t *testing.T) {
+	bl := testBulkLoad()
+	pvc := ServingClaim(bl, "r", ptr.To(resource.MustParse("120Gi")))
+	if pvc.Spec.DataSource.Kind != "VolumeSnapshot" || pvc.Spec.DataSource.Name != SnapshotName(bl, "r") || *pvc.Spec.DataSource.APIGroup != "snapshot.storage.k8s.io" {
+		t.Errorf("data source: %+v", pvc.Spec.DataSource)
+	}
+	if pvc.Spec.Resources.Requests.Storage().String() != "120Gi" || *pvc.Spec.StorageClassName != "fast" || pvc.Spec.AccessModes[0] != corev1.ReadOnlyMany {
+		t.Errorf("spec: %+v", pvc.Spec)
+	}
+	if ServingClaim(bl, "r", ptr.To(resource.MustParse("1Gi"))).Spec.Resources.Requests.Storage().String() != "100Gi" {
+		t.Error("never smaller than database.size")
+	}
+	if len(pvc.OwnerReferences) != 0 {
+		t.Error("the workload may outlive the BulkLoad")
+	}
+}
+
+func TestHandoffPodTemplate(t *testing.T) {
+	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+		{Name: "db", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}}}
+	before, _ := json.Marshal(tmpl)
+	got, err := HandoffPodTemplate(tmpl, "db", "wikidata-db-1", "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := json.Marshal(tmpl); string(after) != string(before) {
+		t.Error("the input template must not change")
+	}
+	v := got.Spec.Volumes[1]
+	if v.EmptyDir != nil || v.PersistentVolumeClaim.ClaimName != "wikidata-db-1" {
+		t.Errorf("the volume source is replaced, not merged: %+v", v)
+	}
+	if got.Spec.Volumes[0].ConfigMap == nil || got.Annotations[AnnotationServedRevision] != ShortRevision("rev") {
+		t.Errorf("%+v", got)
+	}
+	if ServedClaim(got, "db") != "wikidata-db-1" || ServedClaim(tmpl, "db") != "" {
+		t.Error("ServedClaim")
+	}
+	// Idempotent: the second handoff of the same claim changes nothing.
+	again, _ := HandoffPodTemplate(got, "db", "wikidata-db-1", "rev")
+	a, _ := json.Marshal(again)
+	b, _ := json.Marshal(got)
+	if string(a) != string(b) {
+		t.Error("handoff must be idempotent")
+	}
+	if _, err := HandoffPodTemplate(tmpl, "missing", "c", "rev"); err == nil || !strings.Contains(err.Error(), `no volume "missing"`) {
+		t.Errorf("missing volume: %v", err)
+	}
+}

@@ -1,0 +1,381 @@
+package specs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+)
+
+// Paths inside the build pods. The loader contract fixes /data/db, /data/input,
+// /scratch/tmp, /data/report.json and /data/rejects.jsonl.
+const (
+	DataMountPath    = "/data"
+	ScratchMountPath = "/scratch"
+	InputPath        = "/data/input"
+	DatabasePath     = "/data/db"
+	ReportPath       = "/data/report.json"
+	RejectsPath      = "/data/rejects.jsonl"
+	LoaderTmpPath    = "/scratch/tmp"
+	FetchDestPath    = "/scratch/input"
+	FetchReportPath  = "/scratch/fetch-report.json"
+	CAMountPath      = "/etc/rdf-bulkload/ca"
+	CAFileName       = "ca.crt"
+
+	// ReportParameter is the load step's output parameter carrying report.json.
+	ReportParameter = "report"
+
+	volumeData    = "data"
+	volumeScratch = "scratch"
+	volumeTmp     = "tmp"
+	volumeCA      = "ca"
+
+	// inputSubPath is where fetch writes on the scratch volume and what the load
+	// step mounts at /data/input, so the inputs never land in the database snapshot.
+	inputSubPath = "input"
+
+	// NonRootUID runs every build container; fsGroup makes the volumes writable to it.
+	NonRootUID int64 = 65532
+
+	entrypointTemplate = "build"
+)
+
+// Images are the container images of the build steps.
+type Images struct {
+	Fetch    string
+	Loader   string
+	Validate string
+}
+
+// ResolveImages fills the spec's images from the operator's defaults.
+func ResolveImages(bl *rdfv1.BulkLoad, defaultFetch, defaultLoader string) Images {
+	im := Images{Fetch: bl.Spec.Fetch.Image, Loader: bl.Spec.Loader.Image, Validate: bl.Spec.Validate.Image}
+	if im.Fetch == "" {
+		im.Fetch = defaultFetch
+	}
+	if im.Loader == "" {
+		im.Loader = defaultLoader
+	}
+	if im.Validate == "" {
+		im.Validate = im.Loader
+	}
+	return im
+}
+
+// BuildParams identify one build attempt.
+type BuildParams struct {
+	Revision string
+	Attempt  int32
+	Images   Images
+	// ExpectRevision, when set, makes the fetch step refuse a dump set whose listing
+	// digest differs (the source changed between resolving and fetching).
+	ExpectRevision string
+}
+
+// Workflow builds the Argo Workflow of one build attempt: fetch → load → validate on
+// the revision's data and scratch volumes. The snapshot is taken by the controller
+// once the workflow has succeeded.
+func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
+	labels := childLabels(bl, p.Revision, RoleBuild)
+	labels[LabelAttempt] = strconv.Itoa(int(p.Attempt))
+
+	volumes := []corev1.Volume{
+		claimVolume(volumeData, DataClaimName(bl, p.Revision)),
+		claimVolume(volumeScratch, ScratchClaimName(bl, p.Revision)),
+		// Read-only root filesystems still need a writable /tmp (JVM, TLS libraries).
+		{Name: volumeTmp, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	if ca := caVolume(&bl.Spec.Source); ca != nil {
+		volumes = append(volumes, *ca)
+	}
+
+	wf := &wfv1.Workflow{
+		TypeMeta: metav1.TypeMeta{APIVersion: wfv1.SchemeGroupVersion.String(), Kind: "Workflow"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            WorkflowName(bl, p.Revision, p.Attempt),
+			Namespace:       bl.Namespace,
+			Labels:          labels,
+			Annotations:     childAnnotations(p.Revision),
+			OwnerReferences: []metav1.OwnerReference{ControllerReference(bl)},
+		},
+		Spec: wfv1.WorkflowSpec{
+			Entrypoint:         entrypointTemplate,
+			ServiceAccountName: bl.Spec.ServiceAccountName,
+			SecurityContext:    podSecurityContext(),
+			// Failed pods stay for their logs; the controller deletes old workflows.
+			PodGC:   &wfv1.PodGC{Strategy: wfv1.PodGCOnPodSuccess},
+			Volumes: volumes,
+			Templates: []wfv1.Template{
+				{
+					Name: entrypointTemplate,
+					Steps: []wfv1.ParallelSteps{
+						{Steps: []wfv1.WorkflowStep{{Name: StepFetch, Template: StepFetch}}},
+						{Steps: []wfv1.WorkflowStep{{Name: StepLoad, Template: StepLoad}}},
+						{Steps: []wfv1.WorkflowStep{{Name: StepValidate, Template: StepValidate}}},
+					},
+				},
+				fetchTemplate(bl, p.Images.Fetch, p.ExpectRevision),
+				loadTemplate(bl, p.Images.Loader),
+				validateTemplate(bl, p.Images.Validate),
+			},
+		},
+	}
+	return wf
+}
+
+func fetchTemplate(bl *rdfv1.BulkLoad, image, expectRevision string) wfv1.Template {
+	src := &bl.Spec.Source
+	args := []string{"--endpoint", src.Endpoint, "--bucket", src.Bucket}
+	if src.Prefix != "" {
+		args = append(args, "--prefix", src.Prefix)
+	}
+	for _, k := range src.Keys {
+		args = append(args, "--key", k)
+	}
+	for _, g := range src.Include {
+		args = append(args, "--include", g)
+	}
+	if c := src.Completion; c != nil {
+		switch {
+		case c.Marker != "":
+			args = append(args, "--marker", c.Marker)
+		case c.Manifest != nil:
+			args = append(args, "--manifest", c.Manifest.Key)
+		}
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: volumeScratch, MountPath: ScratchMountPath},
+		{Name: volumeTmp, MountPath: "/tmp"},
+	}
+	if src.CASecretRef != nil || src.CAConfigMapRef != nil {
+		args = append(args, "--ca-file", CAMountPath+"/"+CAFileName)
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeCA, MountPath: CAMountPath, ReadOnly: true})
+	}
+	if src.InsecureSkipTLSVerify {
+		args = append(args, "--insecure")
+	}
+	if expectRevision != "" {
+		args = append(args, "--expect-revision", expectRevision)
+	}
+	args = append(args, "--dest", FetchDestPath, "--report", FetchReportPath)
+
+	c := &corev1.Container{
+		Name:            "main",
+		Image:           image,
+		ImagePullPolicy: bl.Spec.Loader.ImagePullPolicy,
+		Command:         []string{"rdf-bulkload-fetch"},
+		Args:            args,
+		Env:             credentialsEnv(src.CredentialsSecretRef),
+		Resources:       *bl.Spec.Fetch.Resources.DeepCopy(),
+		VolumeMounts:    mounts,
+		SecurityContext: containerSecurityContext(),
+	}
+	return wfv1.Template{Name: StepFetch, Container: c, RetryStrategy: retryStrategy(bl, StepFetch)}
+}
+
+// LoaderArgs is the rdf-bulkload command line of the load step (without the input
+// glob, which the shell expands).
+func LoaderArgs(bl *rdfv1.BulkLoad) []string {
+	l := &bl.Spec.Loader
+	args := []string{
+		"load",
+		"--loc", DatabasePath,
+		"--tmpdir", LoaderTmpPath,
+		"--memory", FormatBytes(l.EffectiveMemoryBudget()),
+		"--threads", strconv.Itoa(int(l.EffectiveThreads())),
+		"--on-error", string(l.EffectiveOnError()),
+	}
+	if l.EffectiveOnError() == rdfv1.OnErrorSkip {
+		if l.MaxRejects != nil {
+			args = append(args, "--max-rejects", strconv.FormatInt(*l.MaxRejects, 10))
+		}
+		args = append(args, "--rejects", RejectsPath)
+	}
+	return append(args, "--report", ReportPath)
+}
+
+func loadTemplate(bl *rdfv1.BulkLoad, image string) wfv1.Template {
+	// Every argument is a fixed path, a number or an enum value, so plain joining is
+	// safe; the shell is only there to expand the input glob, as the loader's
+	// contract expects one argument per input file.
+	script := fmt.Sprintf("mkdir -p %s && exec rdf-bulkload %s %s/*", LoaderTmpPath, strings.Join(LoaderArgs(bl), " "), InputPath)
+	c := &corev1.Container{
+		Name:            "main",
+		Image:           image,
+		ImagePullPolicy: bl.Spec.Loader.ImagePullPolicy,
+		Command:         []string{"/bin/sh", "-c", script},
+		Resources:       *bl.Spec.Loader.Resources.DeepCopy(),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: volumeData, MountPath: DataMountPath},
+			{Name: volumeScratch, MountPath: InputPath, SubPath: inputSubPath, ReadOnly: true},
+			{Name: volumeScratch, MountPath: ScratchMountPath},
+			{Name: volumeTmp, MountPath: "/tmp"},
+		},
+		SecurityContext: containerSecurityContext(),
+	}
+	return wfv1.Template{
+		Name:      StepLoad,
+		Container: c,
+		Outputs: wfv1.Outputs{Parameters: []wfv1.Parameter{{
+			Name:      ReportParameter,
+			ValueFrom: &wfv1.ValueFrom{Path: ReportPath},
+		}}},
+		RetryStrategy: retryStrategy(bl, StepLoad),
+	}
+}
+
+func validateTemplate(bl *rdfv1.BulkLoad, image string) wfv1.Template {
+	res := bl.Spec.Validate.Resources.DeepCopy()
+	if len(res.Limits) == 0 && len(res.Requests) == 0 {
+		res = bl.Spec.Loader.Resources.DeepCopy()
+	}
+	c := &corev1.Container{
+		Name:            "main",
+		Image:           image,
+		ImagePullPolicy: bl.Spec.Loader.ImagePullPolicy,
+		Command:         []string{"rdf-bulkload-validate"},
+		Args:            []string{"--loc", DatabasePath},
+		Resources:       *res,
+		VolumeMounts: []corev1.VolumeMount{
+			// Jena takes a lock file in the database directory, so not read-only.
+			{Name: volumeData, MountPath: DataMountPath},
+			{Name: volumeTmp, MountPath: "/tmp"},
+		},
+		SecurityContext: containerSecurityContext(),
+	}
+	return wfv1.Template{Name: StepValidate, Container: c, RetryStrategy: retryStrategy(bl, StepValidate)}
+}
+
+// RetryExpression is the Argo retry condition of a step: pod errors (evicted,
+// node lost) and the step's retryable exit codes; final codes stop at once.
+func RetryExpression(step string) string {
+	codes := retryableCodes(step)
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = strconv.Itoa(int(c))
+	}
+	return fmt.Sprintf(`lastRetry.status == "Error" || asInt(lastRetry.exitCode) in [%s]`, strings.Join(parts, ", "))
+}
+
+func retryStrategy(bl *rdfv1.BulkLoad, step string) *wfv1.RetryStrategy {
+	r := &bl.Spec.Retry
+	limit := r.Limit
+	if limit < 0 {
+		limit = 0
+	}
+	return &wfv1.RetryStrategy{
+		Limit:       ptr.To(intstr.FromInt32(limit)),
+		RetryPolicy: wfv1.RetryPolicyAlways,
+		Expression:  RetryExpression(step),
+		Backoff: &wfv1.Backoff{
+			Duration: r.BackoffFor(1).String(),
+			Factor:   ptr.To(intstr.FromInt32(2)),
+			Cap:      r.BackoffFor(64).String(),
+		},
+	}
+}
+
+func credentialsEnv(ref *rdfv1.CredentialsSecretReference) []corev1.EnvVar {
+	if ref == nil {
+		return nil
+	}
+	idKey, secretKey := ref.AccessKeyIDKey, ref.SecretAccessKeyKey
+	if idKey == "" {
+		idKey = "AWS_ACCESS_KEY_ID"
+	}
+	if secretKey == "" {
+		secretKey = "AWS_SECRET_ACCESS_KEY"
+	}
+	from := func(key string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name},
+			Key:                  key,
+		}}
+	}
+	return []corev1.EnvVar{
+		{Name: "AWS_ACCESS_KEY_ID", ValueFrom: from(idKey)},
+		{Name: "AWS_SECRET_ACCESS_KEY", ValueFrom: from(secretKey)},
+	}
+}
+
+func caVolume(src *rdfv1.SourceSpec) *corev1.Volume {
+	key := func(r *rdfv1.KeyReference) []corev1.KeyToPath {
+		k := r.Key
+		if k == "" {
+			k = CAFileName
+		}
+		return []corev1.KeyToPath{{Key: k, Path: CAFileName}}
+	}
+	switch {
+	case src.CASecretRef != nil:
+		return &corev1.Volume{Name: volumeCA, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: src.CASecretRef.Name, Items: key(src.CASecretRef),
+		}}}
+	case src.CAConfigMapRef != nil:
+		return &corev1.Volume{Name: volumeCA, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: src.CAConfigMapRef.Name}, Items: key(src.CAConfigMapRef),
+		}}}
+	}
+	return nil
+}
+
+func claimVolume(name, claim string) corev1.Volume {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
+	}}
+}
+
+func podSecurityContext() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:        ptr.To(true),
+		RunAsUser:           ptr.To(NonRootUID),
+		RunAsGroup:          ptr.To(NonRootUID),
+		FSGroup:             ptr.To(NonRootUID),
+		FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+		SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func containerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+// FormatBytes writes a byte count the way the loader's --memory flag reads it:
+// the largest binary unit that divides it exactly (8GiB, 1536MiB, 4096B...).
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// ControllerReference makes the BulkLoad the controlling owner of a child, so the
+// child is garbage-collected with it and its changes wake the controller.
+func ControllerReference(bl *rdfv1.BulkLoad) metav1.OwnerReference {
+	gvk := rdfv1.GroupVersion.WithKind("BulkLoad")
+	return metav1.OwnerReference{
+		APIVersion:         gvk.GroupVersion().String(),
+		Kind:               gvk.Kind,
+		Name:               bl.Name,
+		UID:                bl.UID,
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}
+}

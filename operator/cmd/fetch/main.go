@@ -96,7 +96,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return fetch.ExitUsage
 	}
 	if showVersion {
-		fmt.Fprintln(stderr, "rdf-bulkload-fetch", version)
+		fmt.Fprintln(os.Stdout, "rdf-bulkload-fetch", version)
 		return fetch.ExitOK
 	}
 	spec.Keys, spec.Include = keys, include

@@ -106,6 +106,8 @@ type runner struct {
 	objDone atomic.Int64
 	retries atomic.Int64
 
+	previous map[string]doneRecord
+
 	errOnce sync.Once
 	err     error
 	cancel  context.CancelFunc
@@ -303,6 +305,11 @@ feed:
 			return nil, errorf(ExitInternal, "writing report: %w", err)
 		}
 	}
+	// The report now records every object: the state directory (done records, empty part
+	// directories) is no longer needed, and the destination holds only the dump set.
+	if err := os.RemoveAll(filepath.Join(opts.Dest, StateDirName)); err != nil {
+		r.prog.emit("warning", Event{"message": "cannot remove the fetch state directory: " + err.Error()})
+	}
 	r.prog.emit("done", Event{"revision": rep.Revision, "objects": rep.Totals.Objects, "bytes": rep.Totals.Bytes,
 		"transferred_bytes": rep.Totals.TransferredBytes, "resumed_bytes": rep.Totals.ResumedBytes,
 		"skipped_objects": rep.Totals.SkippedObjects, "duration_seconds": rep.DurationSeconds,
@@ -395,6 +402,9 @@ func (r *runner) plan(ctx context.Context, snap *source.Snapshot) ([]*object, er
 		o := &object{src: so, rel: rel}
 		objs = append(objs, o)
 	}
+	// What earlier runs completed: records in the state directory (runs that failed later)
+	// and the report of the last successful run (which removed its state directory).
+	r.previous = r.previousRecords()
 	// Remove objects fetched by an earlier run that are no longer part of the set, so the
 	// loader never sees a stale file beside the new ones.
 	if err := r.removeStale(byRel); err != nil {
@@ -410,8 +420,7 @@ func (r *runner) plan(ctx context.Context, snap *source.Snapshot) ([]*object, er
 		if o.src.Expected != nil {
 			expected = o.src.Expected.String()
 		}
-		var rec doneRecord
-		if readJSON(r.layout.done(o.rel), &rec) == nil && rec.Key == o.src.Key && rec.Size == o.src.Size &&
+		if rec, ok := r.previous[o.rel]; ok && rec.Key == o.src.Key && rec.Size == o.src.Size &&
 			rec.ETag == o.src.ETag && rec.Expected == expected {
 			if fi, err := os.Stat(r.layout.final(o.rel)); err == nil && fi.Mode().IsRegular() && fi.Size() == o.src.Size {
 				o.skipped, o.rec = true, rec
@@ -523,31 +532,44 @@ func (r *runner) planMultipart(ctx context.Context, so source.Object) (verifyPla
 	return verifyPlan{Method: "size"}, nil
 }
 
-func (r *runner) removeStale(current map[string]string) error {
-	root := r.layout.doneDir()
-	var stale []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
+// previousRecords collects what earlier runs verified, by local path.
+func (r *runner) previousRecords() map[string]doneRecord {
+	recs := map[string]doneRecord{}
+	if r.opts.Report != "" {
+		var rep Report
+		if readJSON(r.opts.Report, &rep) == nil && rep.Tool == "rdf-bulkload-fetch" && rep.Destination == r.opts.Dest {
+			for _, o := range rep.Objects {
+				rec := doneRecord{Key: o.Key, Size: o.Size, ETag: o.ETag, SHA256: o.SHA256, MD5: o.MD5, VerifiedBy: o.VerifiedBy}
+				if o.Expected != nil {
+					rec.Expected = o.Expected.String()
+				}
+				recs[o.Path] = rec
 			}
-			return err
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".json") {
+	}
+	root := r.layout.doneDir()
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
 			return nil
 		}
 		rel, err := filepath.Rel(root, strings.TrimSuffix(p, ".json"))
-		if err != nil {
-			return err
-		}
-		if _, ok := current[filepath.ToSlash(rel)]; !ok {
-			stale = append(stale, filepath.ToSlash(rel))
+		var rec doneRecord
+		if err == nil && readJSON(p, &rec) == nil {
+			recs[filepath.ToSlash(rel)] = rec
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+	return recs
+}
+
+func (r *runner) removeStale(current map[string]string) error {
+	var stale []string
+	for rel := range r.previous {
+		if _, ok := current[rel]; !ok {
+			stale = append(stale, rel)
+		}
 	}
+	sort.Strings(stale)
 	for _, rel := range stale {
 		if err := os.Remove(r.layout.final(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -555,6 +577,7 @@ func (r *runner) removeStale(current map[string]string) error {
 		if err := os.Remove(r.layout.done(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+		delete(r.previous, rel)
 		r.prog.emit("removed", Event{"path": rel, "reason": "fetched by an earlier run, not part of this dump set"})
 	}
 	return nil

@@ -214,7 +214,11 @@ func TestFetchMultiObjectAndMultipart(t *testing.T) {
 		t.Fatal("credentials appear in the report")
 	}
 
-	// A rerun finds every object complete and verified: nothing is transferred.
+	if _, err := os.Stat(filepath.Join(dest, fetch.StateDirName)); !os.IsNotExist(err) {
+		t.Errorf("the state directory outlived a successful fetch: %v", err)
+	}
+
+	// A rerun finds every object complete and verified (from the report): nothing is transferred.
 	opts.Metrics = fetch.NewMetrics()
 	rep2, err := fetch.Run(context.Background(), opts)
 	if err != nil {
@@ -227,6 +231,19 @@ func TestFetchMultiObjectAndMultipart(t *testing.T) {
 		t.Errorf("rerun revision %s != %s", rep2.Revision, rep.Revision)
 	}
 	checkFiles(t, dest, set)
+
+	// A narrower set in the same destination: files of the earlier set that are not part of
+	// it are removed, so the loader never reads them.
+	opts.Source.Include = []string{"part-*.nt.gz"}
+	rep3, err := fetch.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow := dumpSet{prefix + "part-0001.nt.gz": set[prefix+"part-0001.nt.gz"], prefix + "part-0002.nt.gz": set[prefix+"part-0002.nt.gz"]}
+	checkFiles(t, dest, narrow)
+	if rep3.Totals.SkippedObjects != 2 || rep3.Totals.TransferredBytes != 0 {
+		t.Errorf("narrower rerun totals %+v", rep3.Totals)
+	}
 }
 
 // A manifest (sha256sum style) gives the digests and the revision; a digest mismatch fails with

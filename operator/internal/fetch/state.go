@@ -11,10 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// StateDirName is the hidden directory below the destination that holds partial files and
-// their sidecar state. Nothing in it looks like a complete object: partial data lives in
-// "<path>.part" files there, and an object reaches its final path only by a rename after
-// verification.
+// StateDirName is the hidden directory below the destination that holds partial files, their
+// sidecar state and records of verified objects while a fetch is incomplete. Nothing in it
+// looks like a complete object: partial data lives in "<path>.part" files there, and an
+// object reaches its final path only by a rename after verification. A successful fetch
+// removes the directory (its report then records the verified objects for a rerun).
 const StateDirName = ".rdf-bulkload-fetch"
 
 // partState is the sidecar of a partial object: which parts are on disk (fsynced).

@@ -228,6 +228,21 @@ impl Dictionary {
         Ok(())
     }
 
+    /// Spills every shard, freeing the dictionary's memory (before the remap table is
+    /// allocated, when both would not fit together).
+    pub fn spill_all(&self) -> io::Result<()> {
+        for m in &self.shards {
+            let mut sh = m.lock().expect("dictionary shard poisoned");
+            self.spill_shard(&mut sh)?;
+            sh.table = HashTable::new();
+            sh.arena = Vec::new();
+            sh.starts = Vec::new();
+            sh.keys = Vec::new();
+            self.account(&mut sh);
+        }
+        Ok(())
+    }
+
     /// Bytes held by the dictionary (accounted against the memory budget).
     pub fn memory_bytes(&self) -> u64 {
         self.memory.load(Ordering::Relaxed)

@@ -518,7 +518,12 @@ fn build(
 
     // ---- Phase 2: node table, in MD5 order; each term's offset is its NodeId
     let remap_bytes = ids_assigned * 8;
-    let sort_budget = plan.sorting(remap_bytes)?;
+    let tails: u64 = triple_logs.iter().map(|l| l.memory_bytes()).sum::<u64>() + quad_logs.iter().map(|l| l.memory_bytes()).sum::<u64>();
+    if dict_memory + remap_bytes + tails + plan.fixed > plan.budget {
+        // The remap table would not fit beside the in-memory dictionary: spill it all.
+        dict.spill_all().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
+    }
+    let sort_budget = plan.sorting(remap_bytes + tails)?;
     let (mut merge, mut remap) = dict.into_merge().map_err(|e| LoadError::from_output_io("merging the dictionary", e))?;
     let (distinct_terms, node_data_bytes) =
         write_node_table(gen_dir, &mut merge, &mut remap).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
@@ -634,26 +639,28 @@ impl MemoryPlan {
             )));
         }
         let free = budget - fixed;
-        // While parsing, the dictionary gets most; each worker's tuple buffer a little.
+        // While parsing, the dictionary gets most, each worker's tuple buffer a little, and
+        // an eighth stays free for the id remap table that the node table phase allocates.
         let logs = free / 8;
         Ok(MemoryPlan {
             budget,
             fixed,
-            dictionary: free - logs,
+            dictionary: free - 2 * logs,
             log_tuples_per_worker: (logs / threads as u64 / 32) as usize,
         })
     }
 
-    /// Bytes left for sort buffers once the remap table (8 bytes per id) is resident.
-    fn sorting(&self, remap_bytes: u64) -> Result<u64, LoadError> {
-        let left = self.budget.saturating_sub(self.fixed + remap_bytes);
+    /// Bytes left for sort buffers once the remap table (8 bytes per id) and the tuple
+    /// logs' in-memory tails (`resident`) are accounted.
+    fn sorting(&self, resident: u64) -> Result<u64, LoadError> {
+        let left = self.budget.saturating_sub(self.fixed + resident);
         if left < (32 << 20) {
             return Err(LoadError::Resources(format!(
-                "--memory {} MiB cannot hold the id remap table ({} MiB for this input) plus sort buffers; \
+                "--memory {} MiB cannot hold the id remap table and tuple buffers ({} MiB for this input) plus sort buffers; \
                  give at least {} MiB",
                 self.budget >> 20,
-                remap_bytes >> 20,
-                (self.fixed + remap_bytes + (32 << 20)) >> 20
+                resident >> 20,
+                (self.fixed + resident + (32 << 20)) >> 20
             )));
         }
         Ok(left)

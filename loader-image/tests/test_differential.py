@@ -5,13 +5,19 @@ same records as xloader's, in the same order -- NodeIds included, because both w
 MD5 order. With blank nodes, labels differ, so the record counts per index must agree and
 tdbdump must print isomorphic datasets. In every case tdb2.tdbdump of both databases prints the
 same quads.
+
+One deliberate difference: xloader 5.6.0 silently drops default-graph statements that come from
+N-Quads/TriG files (it still interns their graph term, urn:x-arq:DefaultGraphNode). We keep
+them in the triple table, as Jena's semantics (and tdbloader) say; the expected content then
+comes from xloader run on Jena's own re-serialisation of the input with those statements moved
+to a marker graph (conftest.Jena.quad_parts).
 """
 import os
 
 import pytest
 
 import tdb2read
-from conftest import EDGE, SHARED, assert_same_dump, build_pair, shared_path
+from conftest import EDGE, MARKER_GRAPH, assert_same_dump, build_pair, marker_dump_to_default, shared_path
 
 INDEXES = tdb2read.TRIPLE_INDEXES + tdb2read.QUAD_INDEXES
 EDGE_FILES = sorted(os.listdir(EDGE))
@@ -59,24 +65,50 @@ def assert_node_hashes(db):
     assert not bad, 'node-table keys that are not the hash of their term:\n' + '\n'.join(bad[:10])
 
 
+def decoded_triples(db, include_graph=None):
+    """Decoded default-graph triples; with include_graph, also that graph's quads as triples."""
+    table = db.node_table()
+    out = {tuple(db.term(x, table) for x in t) for t in db.index('SPO')}
+    if include_graph is not None:
+        for g, s, p, o in db.index('GSPO'):
+            if db.term(g, table) == ('iri', include_graph):
+                out.add((db.term(s, table), db.term(p, table), db.term(o, table)))
+    return out
+
+
 def check_pair(built, jena):
+    """Our DB vs xloader's. Where the input has default-graph statements in N-Quads/TriG files
+    (which xloader 5.6.0 drops), those are checked against the marker reference instead: the
+    node table and quad indexes must still equal xloader's, the triple indexes must hold
+    xloader's records plus exactly those statements."""
     ours = tdb2read.Database(built.db)
     ref = tdb2read.Database(built.ref.db)
     ref_dump = built.ref.dump()
+    expected_dump = ref_dump if built.marker is None else marker_dump_to_default(built.marker.dump())
     assert_node_hashes(ours)
-    if '_:' not in ref_dump:
-        # blank-node-free: identical records in every tree, NodeIds included
-        for name in ('nodes',) + INDEXES:
+    if '_:' not in expected_dump:
+        # blank-node-free: identical records, NodeIds included
+        for name in ('nodes',) + tdb2read.QUAD_INDEXES:
             assert_same_records(ours, ref, name)
-        table_ours, table_ref = ours.node_table(), ref.node_table()
-        assert table_ours == table_ref, 'node table terms differ'
+        if built.marker is None:
+            for name in tdb2read.TRIPLE_INDEXES:
+                assert_same_records(ours, ref, name)
+        else:
+            missing = set(ref.tree('SPO')) - set(ours.tree('SPO'))
+            assert not missing, 'SPO lacks %d of xloader\'s records, e.g. %s' % (
+                len(missing), describe(ref, 'SPO', sorted(missing)[0]))
+            want = decoded_triples(tdb2read.Database(built.marker.db), MARKER_GRAPH)
+            got = decoded_triples(ours)
+            assert got == want, 'default graph differs from Jena\'s reading of the input:\n  only ours %r\n  missing %r' % (
+                sorted(got - want, key=repr)[:10], sorted(want - got, key=repr)[:10])
+        assert ours.node_table() == ref.node_table(), 'node table terms differ'
     else:
-        for name in INDEXES:
+        for name in tdb2read.QUAD_INDEXES + (() if built.marker else tdb2read.TRIPLE_INDEXES):
             assert len(ours.tree(name)) == len(ref.tree(name)), \
                 '%s: %d records, xloader %d' % (name, len(ours.tree(name)), len(ref.tree(name)))
     assert ours.prefixes() == ref.prefixes(), 'prefix tables differ: ours %r, xloader %r' % (
         sorted(ours.prefixes()), sorted(ref.prefixes()))
-    assert_same_dump(ref_dump, jena.tdbdump(built.db), what=', '.join(map(os.path.basename, built.files)))
+    assert_same_dump(expected_dump, jena.tdbdump(built.db), what=', '.join(map(os.path.basename, built.files)))
     return ours, ref
 
 

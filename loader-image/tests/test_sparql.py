@@ -235,7 +235,7 @@ def test_tdbquery_tsv_same_answers(case, dataset, jena):
     which, name = case
     built = dataset(which)
     q = PREFIXES + QUERIES[which][name]
-    assert_same_answers(q, jena.tdbquery(built.db, q, 'tsv'), built.ref.tdbquery(q, 'tsv'), tsv_rows)
+    assert_same_answers(q, jena.tdbquery(built.db, q, 'tsv'), built.qref.tdbquery(q, 'tsv'), tsv_rows)
 
 
 @pytest.mark.parametrize('case', [c for c in CASES if c[0] == 'edge' or c[1].startswith('inline')], ids=_id)
@@ -243,7 +243,7 @@ def test_tdbquery_json_same_answers(case, dataset, jena):
     which, name = case
     built = dataset(which)
     q = PREFIXES + QUERIES[which][name]
-    assert_same_answers(q, jena.tdbquery(built.db, q, 'json'), built.ref.tdbquery(q, 'json'), json_rows)
+    assert_same_answers(q, jena.tdbquery(built.db, q, 'json'), built.qref.tdbquery(q, 'json'), json_rows)
 
 
 # --------------------------------------------------------------------------- Fuseki over HTTP
@@ -287,7 +287,7 @@ def fuseki_pair(request, jena, tmp_path_factory):
             built = request.getfixturevalue({'bsbm': 'bsbm_nt', 'bsbm_ng': 'bsbm_nq', 'edge': 'edge_all'}[which])
             work = str(tmp_path_factory.mktemp('fuseki-' + which))
             queries = [PREFIXES + q for q in QUERIES[which].values()]
-            ref_answers = _ref_fuseki_answers(jena, built.ref, queries, work)
+            ref_answers = _ref_fuseki_answers(jena, built.qref, queries, work)
             srv = Fuseki(jena, built.db, work).start()
             started.append(srv)
             _servers[which] = (srv, ref_answers)

@@ -1,0 +1,133 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+)
+
+func podNode(id, template string, phase wfv1.NodePhase, finished time.Time, exitCode string) wfv1.NodeStatus {
+	n := wfv1.NodeStatus{ID: id, Name: id, Type: wfv1.NodeTypePod, TemplateName: template, Phase: phase}
+	if !finished.IsZero() {
+		n.FinishedAt = metav1.NewTime(finished)
+	}
+	if exitCode != "" {
+		n.Outputs = &wfv1.Outputs{ExitCode: ptr.To(exitCode)}
+	}
+	return n
+}
+
+func workflowWith(phase wfv1.WorkflowPhase, nodes ...wfv1.NodeStatus) *wfv1.Workflow {
+	wf := &wfv1.Workflow{Status: wfv1.WorkflowStatus{Phase: phase, Nodes: wfv1.Nodes{}}}
+	// Steps and Retry nodes carry the template names too; only Pod nodes count.
+	wf.Status.Nodes["root"] = wfv1.NodeStatus{ID: "root", Type: wfv1.NodeTypeSteps, TemplateName: "build", Phase: wfv1.NodeRunning}
+	wf.Status.Nodes["retry-validate"] = wfv1.NodeStatus{ID: "retry-validate", Type: wfv1.NodeTypeRetry, TemplateName: "validate", Phase: wfv1.NodePending}
+	for _, n := range nodes {
+		wf.Status.Nodes[n.ID] = n
+	}
+	return wf
+}
+
+func TestObserveWorkflowPhases(t *testing.T) {
+	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	for name, tc := range map[string]struct {
+		wf    *wfv1.Workflow
+		phase rdfv1.Phase
+		step  string
+	}{
+		"not started": {workflowWith(""), rdfv1.PhasePending, ""},
+		"fetching":    {workflowWith(wfv1.WorkflowRunning, podNode("f", "fetch", wfv1.NodeRunning, time.Time{}, "")), rdfv1.PhaseFetching, "fetch"},
+		"loading": {workflowWith(wfv1.WorkflowRunning,
+			podNode("f", "fetch", wfv1.NodeSucceeded, t0, "0"), podNode("l", "load", wfv1.NodeRunning, time.Time{}, "")), rdfv1.PhaseLoading, "load"},
+		"validating": {workflowWith(wfv1.WorkflowRunning,
+			podNode("f", "fetch", wfv1.NodeSucceeded, t0, "0"), podNode("l", "load", wfv1.NodeSucceeded, t0, "0"),
+			podNode("v", "validate", wfv1.NodePending, time.Time{}, "")), rdfv1.PhaseValidating, "validate"},
+	} {
+		obs := observeWorkflow(tc.wf)
+		if obs.Done || obs.Phase != tc.phase || obs.Step != tc.step {
+			t.Errorf("%s: %+v", name, obs)
+		}
+	}
+}
+
+func TestObserveWorkflowFailureUsesTheLastFailedTry(t *testing.T) {
+	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	wf := workflowWith(wfv1.WorkflowFailed,
+		podNode("f", "fetch", wfv1.NodeSucceeded, t0, "0"),
+		podNode("l0", "load", wfv1.NodeFailed, t0.Add(time.Minute), "75"),
+		podNode("l1", "load", wfv1.NodeFailed, t0.Add(3*time.Minute), "3"),
+	)
+	wf.Status.FinishedAt = metav1.NewTime(t0.Add(4 * time.Minute))
+	obs := observeWorkflow(wf)
+	if !obs.Done || obs.Succeeded || !obs.FinishedAt.Equal(t0.Add(4*time.Minute)) {
+		t.Fatalf("%+v", obs)
+	}
+	f := obs.Failure
+	if f.Step != "load" || *f.ExitCode != 3 || f.Reason != "BadInput" || f.Retryable {
+		t.Errorf("%+v", f)
+	}
+}
+
+func TestObserveWorkflowFailureWithoutExitCode(t *testing.T) {
+	wf := workflowWith(wfv1.WorkflowError, podNode("l", "load", wfv1.NodeError, time.Now(), ""))
+	wf.Status.Nodes["l"] = func(n wfv1.NodeStatus) wfv1.NodeStatus { n.Message = "pod deleted"; return n }(wf.Status.Nodes["l"])
+	f := observeWorkflow(wf).Failure
+	if f.Reason != "PodError" || !f.Retryable || f.ExitCode != nil || f.Message != "pod deleted" {
+		t.Errorf("an evicted or lost pod is worth another attempt: %+v", f)
+	}
+
+	wf = workflowWith(wfv1.WorkflowError)
+	wf.Status.Message = "invalid spec: templates.load.container.image is required"
+	f = observeWorkflow(wf).Failure
+	if f.Reason != "WorkflowError" || f.Retryable || f.Message != wf.Status.Message {
+		t.Errorf("a workflow Argo rejects fails the same way again: %+v", f)
+	}
+}
+
+func TestObserveWorkflowSuccessReadsTheReport(t *testing.T) {
+	load := podNode("l", "load", wfv1.NodeSucceeded, time.Now(), "0")
+	load.Outputs.Parameters = []wfv1.Parameter{{Name: "report", Value: wfv1.AnyStringPtr(`{"triples": 7}`)}}
+	obs := observeWorkflow(workflowWith(wfv1.WorkflowSucceeded, load))
+	if !obs.Done || !obs.Succeeded || obs.Report != `{"triples": 7}` {
+		t.Errorf("%+v", obs)
+	}
+}
+
+func TestManualRevision(t *testing.T) {
+	a := newBulkLoad("ns", "x")
+	b := a.DeepCopy()
+	if ManualRevision(a) != ManualRevision(b) {
+		t.Fatal("same build inputs, same revision")
+	}
+	b.Spec.Snapshot.Keep, b.Spec.Serving, b.Spec.Retry.BuildAttempts = 5, nil, 9
+	if ManualRevision(a) != ManualRevision(b) {
+		t.Error("retention, serving and retry settings are not build inputs")
+	}
+	for name, change := range map[string]func(*rdfv1.BulkLoad){
+		"prefix":  func(bl *rdfv1.BulkLoad) { bl.Spec.Source.Prefix = "other/" },
+		"threads": func(bl *rdfv1.BulkLoad) { bl.Spec.Loader.Threads = 3 },
+		"rebuild": func(bl *rdfv1.BulkLoad) { bl.Spec.Trigger.Rebuild = "x" },
+		"image":   func(bl *rdfv1.BulkLoad) { bl.Spec.Loader.Image = "loader:2" },
+	} {
+		c := a.DeepCopy()
+		change(c)
+		if ManualRevision(c) == ManualRevision(a) {
+			t.Errorf("%s changes what is built: new revision expected", name)
+		}
+	}
+}
+
+func TestSourceAccessNeverPrintsTheSecret(t *testing.T) {
+	a := SourceAccess{AccessKeyID: "AKIA1", SecretAccessKey: "s3cr3t"}
+	for _, s := range []string{a.String(), a.GoString()} {
+		if s == "" || strings.Contains(s, "s3cr3t") {
+			t.Errorf("%q", s)
+		}
+	}
+}

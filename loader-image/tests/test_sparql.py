@@ -37,7 +37,7 @@ PREFIX trig: <http://example.org/trig/>
 BSBM = {
     'q1-products-by-type-features-numeric': '''
 SELECT DISTINCT ?product ?label WHERE {
-  ?product rdfs:label ?label ; a inst:ProductType3 ;
+  ?product rdfs:label ?label ; a inst:ProductType71 ;
            bsbm:productFeature ?f ; bsbm:productPropertyNumeric1 ?value1 .
   FILTER (?value1 > 500)
 } ORDER BY ?label ?product LIMIT 25''',
@@ -51,16 +51,16 @@ SELECT ?label ?comment ?producer ?f ?p1 ?p2 ?p3 ?n1 ?n2 WHERE {
 }''',
     'q3-optional-negation': '''
 SELECT ?product ?label WHERE {
-  ?product rdfs:label ?label ; a inst:ProductType5 ; bsbm:productPropertyNumeric1 ?p1 .
+  ?product rdfs:label ?label ; a inst:ProductType62 ; bsbm:productPropertyNumeric1 ?p1 .
   FILTER (?p1 > 1000)
   OPTIONAL { ?product bsbm:productPropertyNumeric3 ?p3 . FILTER (?p3 < 200) }
   FILTER (!bound(?p3))
 } ORDER BY ?label ?product LIMIT 20''',
     'q4-union': '''
 SELECT DISTINCT ?product ?label ?n WHERE {
-  { ?product rdfs:label ?label ; a inst:ProductType4 ; bsbm:productPropertyNumeric1 ?n . FILTER (?n > 1500) }
+  { ?product rdfs:label ?label ; a inst:ProductType57 ; bsbm:productPropertyNumeric1 ?n . FILTER (?n > 1500) }
   UNION
-  { ?product rdfs:label ?label ; a inst:ProductType6 ; bsbm:productPropertyNumeric2 ?n . FILTER (?n > 1500) }
+  { ?product rdfs:label ?label ; a inst:ProductType69 ; bsbm:productPropertyNumeric2 ?n . FILTER (?n > 1500) }
 } ORDER BY ?label ?product LIMIT 30''',
     'q5-similar-products': '''
 SELECT DISTINCT ?product ?label WHERE {
@@ -78,11 +78,12 @@ SELECT ?label ?offer ?price ?vendor ?review ?title ?r1 WHERE {
              OPTIONAL { ?review bsbm:rating1 ?r1 } }
 }''',
     'q8-reviews-english': '''
-SELECT ?title ?text ?date ?r1 ?r2 WHERE {
-  ?review bsbm:reviewFor p1:Product12 ; dc:title ?title ; rev:text ?text ; bsbm:reviewDate ?date .
+SELECT ?review ?title ?text ?date ?r1 ?r2 WHERE {
+  ?product a inst:ProductType71 .
+  ?review bsbm:reviewFor ?product ; dc:title ?title ; rev:text ?text ; bsbm:reviewDate ?date .
   FILTER langMatches(lang(?text), "EN")
   OPTIONAL { ?review bsbm:rating1 ?r1 } OPTIONAL { ?review bsbm:rating2 ?r2 }
-} ORDER BY DESC(?date) ?title LIMIT 20''',
+} ORDER BY DESC(?date) ?review LIMIT 20''',
     'q9-describe-reviewer-as-select': '''
 SELECT ?p ?o WHERE {
   ?review bsbm:reviewFor p1:Product12 ; rev:reviewer ?x . ?x ?p ?o .

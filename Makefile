@@ -35,14 +35,26 @@ loader: ## Build the rdf-bulkload binary (release).
 test-loader-unit: ## Unit and property tests of the loader crates.
 	cd $(LOADER_DIR) && $(CARGO) test --release --locked --workspace
 
+# Extra pytest options for the fidelity suites, e.g. PYTEST_ARGS="-k w3c -x".
+PYTEST_ARGS ?=
+
+.PHONY: test-loader-fidelity
+test-loader-fidelity: loader tools-jena tools-python ## Fidelity vs Jena 5.6.0: xloader diff, SPARQL (tdbquery, Fuseki), W3C suites, bad input.
+	@eval "$$(bash hack/install-jena.sh)" && eval "$$(bash hack/setup-python.sh)" && \
+	cd $(LOADER_DIR)/tests && nice $$RDF_BULKLOAD_PYTHON -m pytest -q $(PYTEST_ARGS)
+
 .PHONY: test-loader
-test-loader: test-loader-unit ## All loader tests (unit, conformance, fidelity against Jena).
+test-loader: test-loader-unit test-loader-fidelity ## All loader tests (unit, conformance, fidelity against Jena).
 
 ##@ Tooling (installed from package registries into $(RDF_BULKLOAD_CACHE))
 
 .PHONY: tools-jena
 tools-jena: ## Jena 5.6.0 + Fuseki server jar from Maven Central.
 	bash hack/install-jena.sh
+
+.PHONY: tools-python
+tools-python: ## Python venv for the loader test harness (pytest, requests, rdflib; pinned, PyPI).
+	bash hack/setup-python.sh
 
 ##@ Benchmarks (bench/, not part of `make test`; see bench/README.md)
 

@@ -81,7 +81,7 @@ bench-data: ## Make the synthetic x10/x50 scale-ups (cached) and the anchors' ve
 
 .PHONY: test-bench
 test-bench: ## Self-test of the benchmark harness (ratios, table, RSS-tree polling; seconds).
-	$(BENCH_PYTHON) -m unittest -v bench/test_benchlib.py
+	@eval "$$(bash hack/setup-python.sh)" && $$RDF_BULKLOAD_PYTHON -m pytest -q bench/test_benchlib.py
 
 ##@ Source (fetch + watcher)
 

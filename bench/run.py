@@ -259,7 +259,15 @@ def run_once(tool, args, dataset, memory, rep, logs_dir):
                                 stdin=subprocess.DEVNULL, env=env, cwd=work, start_new_session=True)
         poller = bl.TreePoller(proc.pid, interval=args.rss_interval,
                                dirs={"tmp": tmp, "db": db}, disk_interval=args.disk_interval).start()
-        status, rusage, timed_out = wait_with_timeout(proc, args.timeout)
+        try:
+            status, rusage, timed_out = wait_with_timeout(proc, args.timeout)
+        except BaseException:  # Ctrl-C: leave no loader running behind
+            poller.stop()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            raise
         wall = time.monotonic() - t0
         poller.stop()
     t1 = time.monotonic()
@@ -518,6 +526,8 @@ def main(argv=None):
     ap.add_argument("--oxigraph-bin", default=None, help="default: BENCH_VENV/bin/oxigraph")
     ap.add_argument("--oxigraph-lenient", action="store_true", help="pass --lenient to oxigraph load")
     args = ap.parse_args(argv)
+    # `kill PID` of the harness stops the running tool too (see run_once).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench: terminated"))
     tools = [t for t in args.tools.split(",") if t]
     if args.bench_venv is None:
         args.bench_venv = default_venv()

@@ -28,7 +28,7 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%
 # Java modules Jena's command-line tools and Fuseki need (jdeps --print-module-deps on
 # jena-cmds + lib/ and on the Fuseki server jar, plus crypto/zipfs providers); the image test
 # runs tdbquery and Fuseki on this runtime.
-JAVA_MODULES=${JAVA_MODULES:-java.base,java.compiler,java.datatransfer,java.desktop,java.instrument,java.logging,java.management,java.naming,java.net.http,java.prefs,java.rmi,java.scripting,java.security.jgss,java.security.sasl,java.sql,java.transaction.xa,java.xml,java.xml.crypto,jdk.crypto.ec,jdk.management,jdk.net,jdk.unsupported,jdk.zipfs}
+JAVA_MODULES=${JAVA_MODULES:-java.base,java.compiler,java.datatransfer,java.instrument,java.logging,java.management,java.naming,java.net.http,java.prefs,java.rmi,java.scripting,java.security.jgss,java.security.sasl,java.sql,java.transaction.xa,java.xml,java.xml.crypto,jdk.crypto.ec,jdk.management,jdk.net,jdk.unsupported,jdk.zipfs}
 LOADER_DEBS="libc6 libgcc-s1 libstdc++6 zlib1g busybox-static"
 OPERATOR_DEBS="ca-certificates"
 BUSYBOX_APPLETS="sh mkdir cat ls rm cp mv ln sed grep cut head tail tr wc paste env sleep du df find"
@@ -50,7 +50,7 @@ deb_path() { # deb_path PKG: download if needed, print the .deb path
   fi
   f=$(ls "$debs/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -1 || true)
   if [ -z "$f" ]; then
-    (cd "$debs" && apt-get download -qq "$pkg=$ver" >&2)
+    (cd "$debs" && apt-get download -qq -o APT::Sandbox::User=root "$pkg=$ver" >&2)
     f=$(ls "$debs/${pkg}_${ver//:/%3a}_"*.deb | head -1)
   fi
   echo "$f"

@@ -141,3 +141,71 @@ test-operator: verify ## Operator tests: unit + fuzz + envtest (real kube-apiser
 	nice go test -count=1 $(OPERATOR_PKGS) && \
 	go test -run '^$$' -fuzz '^FuzzLoaderDefaults$$' -fuzztime $(FUZZTIME) ./api/v1alpha1 && \
 	go test -run '^$$' -fuzz '^FuzzWorkflowFromSpec$$' -fuzztime $(FUZZTIME) ./internal/specs
+
+##@ Packaging and end-to-end
+
+HELM_VERSION ?= v3.22.0
+HELM = $(RDF_BULKLOAD_CACHE)/helm-$(HELM_VERSION)/helm
+CHART_DIR := charts/rdf-bulkload
+# Where images-oci writes the OCI archives, and the names/tags `make images` gives the images.
+IMAGES_DIR ?= out/images
+IMAGE_TAG ?= 0.1.0
+OPERATOR_IMAGE ?= ghcr.io/rdf-bulkload/rdf-bulkload-operator:$(IMAGE_TAG)
+LOADER_IMAGE ?= ghcr.io/rdf-bulkload/rdf-bulkload-loader:$(IMAGE_TAG)
+E2E_GO = cd e2e && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
+
+.PHONY: tools-helm
+tools-helm: ## helm built from the Go module proxy into $(RDF_BULKLOAD_CACHE) (~2 min cold).
+	@HELM_VERSION=$(HELM_VERSION) bash hack/install-helm.sh >/dev/null
+
+.PHONY: chart-sync
+chart-sync: ## Copy the generated CRD and the manager's RBAC rules from config/ into the chart.
+	cp config/crd/bases/rdf.bulkload.io_bulkloads.yaml $(CHART_DIR)/crds/rdf.bulkload.io_bulkloads.yaml
+	cp config/rbac/role.yaml $(CHART_DIR)/files/manager-role.yaml
+
+.PHONY: verify-chart
+verify-chart: ## Fail when the chart's copy of the CRD or RBAC rules is stale (see chart-sync).
+	@cmp -s config/crd/bases/rdf.bulkload.io_bulkloads.yaml $(CHART_DIR)/crds/rdf.bulkload.io_bulkloads.yaml && \
+	 cmp -s config/rbac/role.yaml $(CHART_DIR)/files/manager-role.yaml || \
+	 { echo "the chart's CRD/RBAC copy differs from config/: run 'make chart-sync' and commit" >&2; exit 1; }
+
+.PHONY: test-chart
+test-chart: tools-helm verify-chart ## Chart tests: helm lint, helm template snapshots, rendered-object and schema checks.
+	HELM=$(HELM) python3 $(CHART_DIR)/tests/test_chart.py
+
+.PHONY: chart-snapshots
+chart-snapshots: tools-helm ## Rewrite the chart's helm-template snapshots (review the diff before committing).
+	HELM=$(HELM) python3 $(CHART_DIR)/tests/test_chart.py --update
+
+.PHONY: test-e2e-local
+test-e2e-local: loader fetch tools-jena tools-minio ## Data path: MinIO -> fetch -> load -> validate -> Fuseki; SPARQL == Jena's own load.
+	@eval "$$(bash hack/install-minio.sh)" && eval "$$(bash hack/install-jena.sh)" && \
+	export RDF_BULKLOAD_MINIO JENA_HOME RDF_BULKLOAD_FUSEKI_JAR && nice python3 e2e/local/e2e_local.py
+
+.PHONY: e2e-local
+e2e-local: test-e2e-local ## Same as test-e2e-local.
+
+.PHONY: images-oci
+images-oci: loader tools-jena ## Assemble the operator and loader images as OCI archives in $(IMAGES_DIR) (no container engine).
+	IMAGE_TAG=$(IMAGE_TAG) bash hack/build-oci-images.sh $(IMAGES_DIR)
+
+.PHONY: test-images
+test-images: images-oci ## Check the OCI archives: files, entrypoint, non-root user, no shell in the operator image, binaries run.
+	python3 hack/test_oci_images.py $(IMAGES_DIR)
+
+.PHONY: images
+images: ## Build both images with docker/podman when an engine runs, else as OCI archives (images-oci).
+	@if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then engine=docker; \
+	elif command -v podman >/dev/null 2>&1 && podman info >/dev/null 2>&1; then engine=podman; fi; \
+	if [ -n "$$engine" ]; then \
+	  $$engine build -t $(OPERATOR_IMAGE) -f Dockerfile . && \
+	  $$engine build -t $(LOADER_IMAGE) -f loader-image/Dockerfile loader-image; \
+	else echo "no container engine: assembling OCI archives instead" >&2; $(MAKE) images-oci; fi
+
+.PHONY: test-e2e-cluster-build
+test-e2e-cluster-build: ## Build and vet the cluster suite (build tag e2e) without running it.
+	$(E2E_GO) go vet -tags e2e ./... && go test -tags e2e -count=1 -run '^$$' ./...
+
+.PHONY: e2e-cluster
+e2e-cluster: tools-helm ## Cluster suite: needs KUBECONFIG and the images in the cluster (see e2e/cluster/README.md).
+	$(E2E_GO) HELM=$(HELM) go test -tags e2e -count=1 -timeout 60m -v ./cluster/...

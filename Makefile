@@ -85,7 +85,7 @@ test-bench: ## Self-test of the benchmark harness (ratios, table, RSS-tree polli
 
 ##@ Source (fetch + watcher)
 
-SOURCE_PKGS = ./internal/source/... ./internal/fetch/... ./internal/miniotest/... ./cmd/fetch/...
+SOURCE_PKGS = ./internal/source/... ./internal/fetch/... ./internal/miniotest/... ./cmd/fetch/... ./internal/sourcewatch/...
 
 .PHONY: tools-minio
 tools-minio: ## MinIO server + mc built from the Go module proxy into $(RDF_BULKLOAD_CACHE) (~3 min cold).
@@ -96,8 +96,10 @@ fetch: ## Build the fetch step's binary into bin/rdf-bulkload-fetch.
 	cd operator && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false go build -trimpath -o ../bin/rdf-bulkload-fetch ./cmd/fetch
 
 .PHONY: test-source
-test-source: ## Fetch step + source watcher tests against a real MinIO server on loopback.
-	@eval "$$(bash hack/install-minio.sh)" && cd operator && export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false && \
+test-source: ## Fetch step + source watcher tests: a real MinIO on loopback; the watch trigger also with envtest.
+	@eval "$$(bash hack/install-minio.sh)" && \
+	assets=$$(K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) bash hack/install-envtest.sh) && crds=$$(bash hack/fetch-test-crds.sh) && \
+	cd operator && export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false KUBEBUILDER_ASSETS=$$assets OPERATOR_TEST_CRDS=$$crds && \
 	go vet $(SOURCE_PKGS) && nice go test -count=1 $(SOURCE_PKGS)
 
 ##@ Operator (Go, operator/)

@@ -1,0 +1,74 @@
+// Package sourcewatch plugs the S3 source watcher (internal/source) into the BulkLoad
+// controller as its SourceResolver for trigger.mode=watch: it lists the source at each
+// reconcile, and returns a revision only for a complete dump set whose listing has been
+// unchanged for spec.trigger.settlePeriod.
+package sourcewatch
+
+import (
+	"context"
+	"time"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/controller"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/source"
+)
+
+// Resolver implements controller.SourceResolver with a source.Watcher.
+type Resolver struct {
+	Watcher *source.Watcher
+}
+
+var _ controller.SourceResolver = (*Resolver)(nil)
+
+// New returns a resolver on the wall clock.
+func New() *Resolver { return &Resolver{Watcher: source.NewWatcher()} }
+
+// SpecFor maps a BulkLoad's source to the watcher's spec (the same mapping the fetch step's
+// flags follow, so both resolve the same dump set and revision).
+func SpecFor(bl *rdfv1.BulkLoad, access controller.SourceAccess) source.Spec {
+	src := &bl.Spec.Source
+	s := source.Spec{
+		Endpoint: src.Endpoint,
+		Bucket:   src.Bucket,
+		Prefix:   src.Prefix,
+		Keys:     src.Keys,
+		Include:  src.Include,
+		Insecure: src.InsecureSkipTLSVerify,
+		CAPEM:    access.CABundle,
+	}
+	if c := src.Completion; c != nil {
+		s.Marker = c.Marker
+		if c.Manifest != nil {
+			s.Manifest = c.Manifest.Key
+		}
+	}
+	return s
+}
+
+// Resolve lists the source of bl. A listing error is returned as an error (the controller
+// turns it into a condition); an incomplete or settling dump set is a Revision without ID.
+func (r *Resolver) Resolve(ctx context.Context, bl *rdfv1.BulkLoad, access controller.SourceAccess) (controller.Revision, error) {
+	spec := SpecFor(bl, access)
+	if err := spec.Validate(); err != nil {
+		return controller.Revision{}, err
+	}
+	settle := bl.Spec.Trigger.SettlePeriod.Duration
+	if settle < 0 {
+		settle = 0
+	}
+	id := bl.Namespace + "/" + bl.Name + "/" + string(bl.UID)
+	creds := source.Credentials{AccessKeyID: access.AccessKeyID, SecretAccessKey: access.SecretAccessKey}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	obs, err := r.Watcher.Observe(ctx, id, spec, creds, settle)
+	if err != nil {
+		return controller.Revision{}, err
+	}
+	return controller.Revision{
+		ID:           obs.Revision,
+		Reason:       obs.Reason,
+		Message:      obs.Message,
+		RecheckAfter: obs.RecheckAfter,
+		Source:       true,
+	}, nil
+}

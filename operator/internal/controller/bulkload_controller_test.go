@@ -228,6 +228,7 @@ func TestRetryableFailureStartsAnotherAttemptAfterBackoff(t *testing.T) {
 	g.Expect(wf2.CreationTimestamp.Time.Before(failedAt.Add(bl.Spec.Retry.BackoffFor(1)))).To(BeFalse(),
 		"attempt 2 created at %s, failure at %s", wf2.CreationTimestamp, failedAt)
 	g.Expect(wf2.Labels[specs.LabelAttempt]).To(Equal("2"))
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(wf1), &wfv1.Workflow{})).To(Succeed(), "the failed attempt stays for its logs")
 	// Same revision, same volumes: the loader resumes from its checkpoints.
 	g.Expect(wf2.Spec.Volumes).To(Equal(wf1.Spec.Volumes))
 	scratch := &corev1.PersistentVolumeClaim{}
@@ -587,4 +588,45 @@ func poke(t *testing.T, key client.ObjectKey) {
 		bl.Annotations["example.org/poke"] = bl.ResourceVersion
 		g.Expect(k8s.Update(ctx, bl)).To(Succeed())
 	})
+}
+
+func TestHandoffToAStatefulSetThatAppearsLater(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	bl := newBulkLoad(ns, "late-serving")
+	bl.Spec.Serving = &rdfv1.ServingSpec{Kind: rdfv1.WorkloadStatefulSet, Name: "fuseki", VolumeName: "databases"}
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	bl, wf := waitForWorkflow(t, key)
+	rev := bl.Status.SourceRevision
+	argoControllerStandIn{t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
+	snapKey := client.ObjectKey{Namespace: ns, Name: specs.SnapshotName(bl, rev)}
+	eventually(t, func(g Gomega) { g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed()) })
+	csiSnapshotterStandIn{t}.ready(snapKey, "10Gi")
+
+	// The snapshot is ready but there is nothing to hand it to yet: the build waits, not fails.
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		c := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReconciling)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal("ServingPending"))
+	})
+	g.Expect(bl.Status.SourceRevision).To(Equal(rev))
+	g.Expect(conditionStatus(bl, rdfv1.ConditionStalled)).To(Equal(metav1.ConditionFalse))
+
+	dep := newServingDeployment(ns)
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fuseki"},
+		Spec:       appsv1.StatefulSetSpec{Selector: dep.Spec.Selector, Template: dep.Spec.Template},
+	}
+	g.Expect(k8s.Create(ctx, sts)).To(Succeed())
+	poke(t, key)
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseReady))
+	})
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
+	g.Expect(sts.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal(specs.ServingClaimName(bl, rev)))
+	g.Expect(sts.Spec.Template.Annotations[specs.AnnotationServedRevision]).To(Equal(specs.ShortRevision(rev)))
 }

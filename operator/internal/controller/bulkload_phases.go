@@ -409,7 +409,9 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 	}
 	for i := range wfs.Items {
 		wf := &wfs.Items[i]
-		if st.Workflow != nil && wf.Name == st.Workflow.Name {
+		// Kept: the last workflow, and every attempt of the running build (their
+		// failed pods hold the logs of why a retry was needed).
+		if (st.Workflow != nil && wf.Name == st.Workflow.Name) || (building != "" && wf.Labels[specs.LabelRevision] == building) {
 			continue
 		}
 		if err := r.deleteChild(ctx, wf); err != nil {

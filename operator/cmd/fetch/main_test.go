@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
@@ -256,5 +257,46 @@ func TestCLIMetricsEndpoint(t *testing.T) {
 		if !found || !ok(v) {
 			t.Errorf("metric %s = %v (found %v) while fetching %d bytes:\n%s", name, v, found, total, scraped)
 		}
+	}
+}
+
+// SIGTERM (pod eviction, workflow stop) ends the fetch as retryable (75), promptly, even while
+// it is backing off from an unreachable endpoint.
+func TestCLISigtermIsRetryable(t *testing.T) {
+	srv, _ := setup(t)
+	srv.Stop() // unreachable: the fetch retries with backoff
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "--endpoint", srv.Endpoint(), "--bucket", "dumps", "--prefix", "uniprot/2026_05/",
+		"--marker", "uniprot/2026_05/DONE", "--dest", filepath.Join(dir, "in"), "--report", filepath.Join(dir, "r.json"),
+		"--retries", "100", "--retry-base", "30s")
+	cmd.Env = append(filterEnv(os.Environ()), asCLI+"=1", "AWS_ACCESS_KEY_ID="+srv.AccessKey, "AWS_SECRET_ACCESS_KEY="+srv.SecretKey)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(out.String(), `"event":"retry"`) {
+		n, err := stderr.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("the fetch ended before retrying: %v\n%s", err, out.String())
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(stderr)
+	out.Write(rest)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != fetch.ExitTransient {
+		t.Fatalf("after SIGTERM: %v, want exit %d\n%s", err, fetch.ExitTransient, out.String())
+	}
+	if msg, _ := lastError(t, out.String())["error"].(string); !strings.Contains(msg, "interrupted") {
+		t.Errorf("error %q does not say the fetch was interrupted", msg)
 	}
 }

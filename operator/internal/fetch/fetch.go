@@ -355,11 +355,14 @@ func (r *runner) retry(ctx context.Context, what string, fn func() error) error 
 		if err == nil {
 			return nil
 		}
-		if source.Classify(err) != source.Transient || attempt >= r.opts.Retries || ctx.Err() != nil {
+		if ctx.Err() != nil {
+			return errorf(ExitTransient, "fetch interrupted (%v) during %s: %s", context.Cause(ctx), what, source.Describe(err))
+		}
+		if source.Classify(err) != source.Transient || attempt >= r.opts.Retries {
 			return err
 		}
 		if !r.backoff(ctx, what, attempt, err) {
-			return err
+			return errorf(ExitTransient, "fetch interrupted (%v) while retrying %s: %s", context.Cause(ctx), what, source.Describe(err))
 		}
 	}
 }

@@ -75,9 +75,11 @@ type PartEvent struct {
 type span struct{ off, n int64 }
 
 type verifyPlan struct {
-	Method   string // manifest-<algo>, checksum-sha256, etag-md5, etag-multipart, size
+	Method   string // manifest-<algo>, checksum-<algo>, etag-md5, etag-multipart, size
 	Expected string // hex digest or ETag
 	PartSize int64  // etag-multipart only
+	// Checksum is the S3 full-object checksum type (checksum-<algo> only).
+	Checksum minio.ChecksumType
 }
 
 type object struct {
@@ -509,10 +511,26 @@ func (r *runner) planMultipart(ctx context.Context, so source.Object) (verifyPla
 	}); err != nil {
 		return verifyPlan{}, err
 	}
-	if info.ChecksumSHA256 != "" && (strings.EqualFold(info.ChecksumMode, "FULL_OBJECT") || !strings.Contains(info.ChecksumSHA256, "-")) {
-		if raw, err := base64.StdEncoding.DecodeString(info.ChecksumSHA256); err == nil && len(raw) == sha256.Size &&
-			(strings.EqualFold(info.ChecksumMode, "FULL_OBJECT") || !strings.Contains(so.ETag, "-")) {
-			return verifyPlan{Method: "checksum-sha256", Expected: hex.EncodeToString(raw)}, nil
+	// A full-object checksum (what current AWS SDKs and mc store by default: CRC64NVME, or
+	// CRC32/CRC32C with the full-object type) covers the whole content, however it was uploaded.
+	if strings.EqualFold(info.ChecksumMode, "FULL_OBJECT") {
+		for _, c := range []struct {
+			value string
+			typ   minio.ChecksumType
+			name  string
+		}{
+			{info.ChecksumCRC64NVME, minio.ChecksumCRC64NVME, "crc64nvme"},
+			{info.ChecksumCRC32C, minio.ChecksumCRC32C, "crc32c"},
+			{info.ChecksumCRC32, minio.ChecksumCRC32, "crc32"},
+			{info.ChecksumSHA256, minio.ChecksumSHA256, "sha256"},
+			{info.ChecksumSHA1, minio.ChecksumSHA1, "sha1"},
+		} {
+			if c.value == "" || strings.Contains(c.value, "-") {
+				continue
+			}
+			if raw, err := base64.StdEncoding.DecodeString(c.value); err == nil && len(raw) == c.typ.RawByteLen() {
+				return verifyPlan{Method: "checksum-" + c.name, Expected: hex.EncodeToString(raw), Checksum: c.typ}, nil
+			}
 		}
 	}
 	dash := strings.LastIndex(so.ETag, "-")
@@ -750,8 +768,8 @@ func (r *runner) finalize(o *object, buf []byte) error {
 	switch {
 	case strings.HasPrefix(o.verify.Method, "manifest-"):
 		actual = sums.byAlgo[strings.TrimPrefix(o.verify.Method, "manifest-")]
-	case o.verify.Method == "checksum-sha256":
-		actual = sums.sha256
+	case strings.HasPrefix(o.verify.Method, "checksum-"):
+		actual = sums.checksum
 	case o.verify.Method == "etag-md5":
 		actual = sums.md5
 	case o.verify.Method == "etag-multipart":
@@ -792,7 +810,7 @@ func (r *runner) finalize(o *object, buf []byte) error {
 }
 
 type sums struct {
-	md5, sha256, multipart string
+	md5, sha256, multipart, checksum string
 	byAlgo                 map[string]string
 }
 
@@ -805,6 +823,10 @@ func hashFile(f *os.File, size int64, vp verifyPlan, buf []byte) (sums, error) {
 		extra = sha1.New()
 	case "sha512":
 		extra = sha512.New()
+	}
+	var checksum hash.Hash
+	if vp.Checksum.IsSet() {
+		checksum = vp.Checksum.Hasher()
 	}
 	var partMD5s []byte
 	var partHash hash.Hash
@@ -824,6 +846,9 @@ func hashFile(f *os.File, size int64, vp verifyPlan, buf []byte) (sums, error) {
 		if extra != nil {
 			extra.Write(chunk)
 		}
+		if checksum != nil {
+			checksum.Write(chunk)
+		}
 		for partHash != nil && len(chunk) > 0 {
 			k := min(int64(len(chunk)), partLeft)
 			partHash.Write(chunk[:k])
@@ -840,6 +865,9 @@ func hashFile(f *os.File, size int64, vp verifyPlan, buf []byte) (sums, error) {
 	s.byAlgo = map[string]string{"md5": s.md5, "sha256": s.sha256}
 	if extra != nil {
 		s.byAlgo[algo] = hex.EncodeToString(extra.Sum(nil))
+	}
+	if checksum != nil {
+		s.checksum = hex.EncodeToString(checksum.Sum(nil))
 	}
 	if partHash != nil {
 		if partLeft != vp.PartSize {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/fetch"
@@ -537,4 +538,69 @@ func TestFetchRetriesThroughAnOutage(t *testing.T) {
 		t.Errorf("transferred %d bytes for a %d-byte object: parts were fetched twice or lost", rep.Totals.TransferredBytes, size)
 	}
 	checkFiles(t, dest, dumpSet{big: set[big]})
+}
+
+// Multipart objects uploaded with a full-object checksum (CRC64NVME is what current AWS SDKs
+// and mc send by default; CRC32C with the full-object type) are verified against it; a
+// damaged local copy fails naming the object and the checksum.
+func TestFetchVerifiesFullObjectChecksums(t *testing.T) {
+	srv := newServer(t)
+	up, err := minio.New(strings.TrimPrefix(srv.Endpoint(), "http://"), &minio.Options{
+		Creds: credentials.NewStaticV4(srv.AccessKey, srv.SecretKey, ""), TrailingHeaders: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string][]byte{
+		prefix + "crc64.nt.gz":  miniotest.RandomData(11 * mib),
+		prefix + "crc32c.nt.gz": miniotest.RandomData(12*mib + 7),
+	}
+	types := map[string]minio.ChecksumType{prefix + "crc64.nt.gz": minio.ChecksumCRC64NVME, prefix + "crc32c.nt.gz": minio.ChecksumFullObjectCRC32C}
+	for k, v := range data {
+		if _, err := up.PutObject(context.Background(), bucket, k, bytes.NewReader(v), int64(len(v)),
+			minio.PutObjectOptions{PartSize: 5 * mib, Checksum: types[k]}); err != nil {
+			t.Fatalf("upload %s with %v: %v", k, types[k], err)
+		}
+	}
+	srv.Put(bucket, prefix+"_SUCCESS", nil, minio.PutObjectOptions{})
+	dest := filepath.Join(t.TempDir(), "input")
+	opts := baseOptions(srv, dest)
+	rep, err := fetch.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{prefix + "crc64.nt.gz": "checksum-crc64nvme", prefix + "crc32c.nt.gz": "checksum-crc32c"}
+	for _, ro := range rep.Objects {
+		if ro.VerifiedBy != want[ro.Key] {
+			t.Errorf("%s (ETag %s) verified by %q, want %q", ro.Key, ro.ETag, ro.VerifiedBy, want[ro.Key])
+		}
+	}
+	checkFiles(t, dest, dumpSet(data))
+
+	// Damage a partial copy between runs: the checksum catches it.
+	dest2 := filepath.Join(t.TempDir(), "input")
+	opts = baseOptions(srv, dest2)
+	opts.Source.Prefix, opts.Source.Keys, opts.Source.Include = "", []string{prefix + "crc64.nt.gz"}, nil
+	opts.Parallel = 1
+	ctx, cancel := context.WithCancel(context.Background())
+	opts.OnPart = func(ev fetch.PartEvent) {
+		if ev.Part == 1 {
+			cancel()
+		}
+	}
+	if _, err := fetch.Run(ctx, opts); fetch.ExitCode(err) != fetch.ExitTransient {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	part := filepath.Join(dest2, fetch.StateDirName, "parts", "crc64.nt.gz.part")
+	f, err := os.OpenFile(part, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteAt([]byte{0xde, 0xad}, 12345)
+	f.Close()
+	opts.OnPart = nil
+	_, err = fetch.Run(context.Background(), opts)
+	var ie *fetch.IntegrityError
+	if !errors.As(err, &ie) || ie.Key != prefix+"crc64.nt.gz" || ie.Method != "checksum-crc64nvme" {
+		t.Fatalf("damaged copy: %v, want a checksum-crc64nvme integrity error", err)
+	}
 }

@@ -55,7 +55,8 @@ type ReportObject struct {
 	MD5    string `json:"md5"`
 	// Expected digest from the manifest, if any.
 	Expected *source.Digest `json:"expected,omitempty"`
-	// VerifiedBy: manifest-<algo>, checksum-sha256, etag-md5, etag-multipart or size.
+	// VerifiedBy: manifest-<algo>, checksum-<algo> (S3 full-object checksum), etag-md5,
+	// etag-multipart or size.
 	VerifiedBy string `json:"verifiedBy"`
 	// Skipped: complete and verified by an earlier run.
 	Skipped          bool  `json:"skipped,omitempty"`

@@ -811,7 +811,7 @@ func (r *runner) finalize(o *object, buf []byte) error {
 
 type sums struct {
 	md5, sha256, multipart, checksum string
-	byAlgo                 map[string]string
+	byAlgo                           map[string]string
 }
 
 func hashFile(f *os.File, size int64, vp verifyPlan, buf []byte) (sums, error) {

@@ -97,6 +97,11 @@ impl<const N: usize> TupleSorter<N> {
     }
 
     pub fn push(&mut self, t: [u64; N]) -> io::Result<()> {
+        if self.buf.capacity() == 0 {
+            // Reserve the whole run at once: growing by doubling would overshoot the budget
+            // (untouched pages of the reservation cost nothing).
+            self.buf.reserve_exact(self.max_in_memory);
+        }
         if self.buf.len() >= self.max_in_memory {
             self.spill_run()?;
         }

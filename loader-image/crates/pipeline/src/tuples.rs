@@ -24,6 +24,9 @@ impl<const N: usize> TupleLog<N> {
 
     #[inline]
     pub fn push(&mut self, t: [u64; N]) -> io::Result<()> {
+        if self.buf.capacity() == 0 {
+            self.buf.reserve_exact(self.cap); // no doubling past the budgeted size
+        }
         if self.buf.len() == self.cap {
             self.flush_buf()?;
         }

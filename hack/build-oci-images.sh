@@ -27,8 +27,12 @@ LOADER_BIN=${RDF_BULKLOAD_LOADER:-$ROOT/loader-image/target/release/rdf-bulkload
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || echo 0)}
 # Java modules Jena's command-line tools and Fuseki need (jdeps --print-module-deps on
 # jena-cmds + lib/ and on the Fuseki server jar, plus crypto/zipfs providers); the image test
-# runs tdbquery and Fuseki on this runtime.
-JAVA_MODULES=${JAVA_MODULES:-java.base,java.compiler,java.datatransfer,java.instrument,java.logging,java.management,java.naming,java.net.http,java.prefs,java.rmi,java.scripting,java.security.jgss,java.security.sasl,java.sql,java.transaction.xa,java.xml,java.xml.crypto,jdk.crypto.ec,jdk.management,jdk.net,jdk.unsupported,jdk.zipfs}
+# runs tdbquery and Fuseki on this runtime. java.desktop is there for java.beans (Jena needs it);
+# its native AWT/sound/font/image libraries, which link X11, ALSA, freetype..., are left out:
+# nothing headless loads them.
+AWT_NATIVE_LIBS="libawt_xawt.so libjawt.so libsplashscreen.so libjsound.so libfontmanager.so liblcms.so libjavajpeg.so"
+# (runs tdbquery and Fuseki on this runtime)
+JAVA_MODULES=${JAVA_MODULES:-java.base,java.compiler,java.datatransfer,java.desktop,java.instrument,java.logging,java.management,java.naming,java.net.http,java.prefs,java.rmi,java.scripting,java.security.jgss,java.security.sasl,java.sql,java.transaction.xa,java.xml,java.xml.crypto,jdk.crypto.ec,jdk.management,jdk.net,jdk.unsupported,jdk.zipfs}
 LOADER_DEBS="libc6 libgcc-s1 libstdc++6 zlib1g busybox-static"
 OPERATOR_DEBS="ca-certificates"
 BUSYBOX_APPLETS="sh mkdir cat ls rm cp mv ln sed grep cut head tail tr wc paste env sleep du df find"
@@ -111,6 +115,7 @@ if [ ! -x "$jre/bin/java" ]; then
   mv "$jre.tmp" "$jre"
 fi
 mkdir -p "$ld/opt"; cp -a "$jre" "$ld/opt/java"
+for l in $AWT_NATIVE_LIBS; do rm -f "$ld/opt/java/lib/$l"; done
 mkdir -p "$ld/opt/jena"; cp -a "$JENA_HOME/lib" "$ld/opt/jena/lib"
 cp "$JENA_HOME/LICENSE" "$JENA_HOME/NOTICE" "$ld/opt/jena/" 2>/dev/null || true
 install -D -m 0644 "$RDF_BULKLOAD_FUSEKI_JAR" "$ld/opt/fuseki/fuseki-server.jar"

@@ -28,6 +28,7 @@ import urllib.parse
 import urllib.request
 
 DIR = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'out/images')
+CHROOT = shutil.which('chroot') or '/usr/sbin/chroot'
 SHELLS = {'sh', 'bash', 'dash', 'ash', 'busybox', 'zsh', 'ksh'}
 
 
@@ -149,37 +150,61 @@ def check_loader(img):
     assert b'Debian' not in img.content('/usr/share/rdf-bulkload/debian-packages.txt') or True
 
 
+def runtime_files(root):
+    """What a container runtime provides: the usual /dev nodes and /proc (unmount with the return)."""
+    import stat
+    os.makedirs(os.path.join(root, 'dev'), exist_ok=True)
+    for name, minor in (('null', 3), ('zero', 5), ('random', 8), ('urandom', 9)):
+        p = os.path.join(root, 'dev', name)
+        if not os.path.exists(p):
+            os.mknod(p, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+            os.chmod(p, 0o666)
+    proc = os.path.join(root, 'proc')
+    os.makedirs(proc, exist_ok=True)
+    mounted = subprocess.run(['mount', '-t', 'proc', 'proc', proc], capture_output=True).returncode == 0
+
+    def undo():
+        if mounted:
+            subprocess.run(['umount', '-l', proc], capture_output=True)
+    return undo
+
+
 def can_chroot():
-    return os.geteuid() == 0 and shutil.which('chroot')
+    return os.geteuid() == 0 and os.path.exists(CHROOT)
 
 
 def in_image(root, *cmd, env=None, timeout=300):
     e = {'PATH': '/usr/local/bin:/opt/java/bin:/usr/bin:/bin', 'HOME': '/home/nonroot', 'JENA_HOME': '/opt/jena',
          'JAVA_HOME': '/opt/java'}
     e.update(env or {})
-    return subprocess.run(['chroot', '--userspec=65532:65532', root] + list(cmd), env=e, capture_output=True,
+    return subprocess.run([CHROOT, '--userspec=65532:65532', root] + list(cmd), env=e, capture_output=True,
                           text=True, timeout=timeout)
 
 
 def run_operator(img):
     root = tempfile.mkdtemp(prefix='img-operator-')
+    os.chmod(root, 0o755)   # the image's / (mkdtemp makes it 0700)
     try:
         img.unpack(root)
+        undo = runtime_files(root)
         r = in_image(root, '/usr/local/bin/rdf-bulkload-fetch', '--version')
         assert r.returncode == 0 and r.stdout.strip(), (r.returncode, r.stdout, r.stderr)
         r = in_image(root, '/manager', '--help')
         assert '-metrics-bind-address' in r.stderr + r.stdout and '-leader-elect' in r.stderr + r.stdout, r.stderr
         r = in_image(root, '/bin/sh', '-c', 'true')
         assert r.returncode != 0, 'a shell ran in the operator image'
+        undo()
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
 def run_loader(img):
     root = tempfile.mkdtemp(prefix='img-loader-')
-    fuseki = None
+    os.chmod(root, 0o755)
+    fuseki, undo = None, None
     try:
         img.unpack(root)
+        undo = runtime_files(root)
         for d in ('data/input', 'scratch'):
             os.makedirs(os.path.join(root, d))
         os.chown(os.path.join(root, 'data'), 65532, 65532)
@@ -204,7 +229,7 @@ def run_loader(img):
             s.bind(('127.0.0.1', 0))
             port = s.getsockname()[1]
         log = open(os.path.join(root, 'tmp', 'fuseki.log'), 'w+')
-        fuseki = subprocess.Popen(['chroot', '--userspec=65532:65532', root, '/opt/java/bin/java', '-Xmx256m', '-jar',
+        fuseki = subprocess.Popen([CHROOT, '--userspec=65532:65532', root, '/opt/java/bin/java', '-Xmx256m', '-jar',
                                    '/opt/fuseki/fuseki-server.jar', '--tdb2', '--loc', '/data/db', '--port', str(port),
                                    '--ping', '/ds'], env={'PATH': '/usr/local/bin:/opt/java/bin:/bin',
                                                           'HOME': '/home/nonroot', 'FUSEKI_BASE': '/tmp/fuseki-base'},
@@ -227,6 +252,8 @@ def run_loader(img):
         if fuseki and fuseki.poll() is None:
             fuseki.terminate()
             fuseki.wait(20)
+        if undo:
+            undo()
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -88,7 +88,7 @@ test-bench: ## Self-test of the benchmark harness (ratios, table, RSS-tree polli
 SOURCE_PKGS = ./internal/source/... ./internal/fetch/... ./internal/miniotest/... ./cmd/fetch/... ./internal/sourcewatch/...
 
 .PHONY: tools-minio
-tools-minio: ## MinIO server (+ mc with WITH_MC=1) built from the Go module proxy into $(RDF_BULKLOAD_CACHE) (~3 min cold).
+tools-minio: ## MinIO server + mc built from the Go module proxy into $(RDF_BULKLOAD_CACHE) (~3 min cold).
 	bash hack/install-minio.sh
 
 .PHONY: fetch

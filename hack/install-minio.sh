@@ -3,10 +3,10 @@
 # MinIO's go.mod has no replace directives, so `go install module@version` works; MinIO tags
 # (RELEASE.2025-...) are not semver, so the proxy serves pseudo-versions, pinned here.
 #
-# Usage: [WITH_MC=1] hack/install-minio.sh [DEST]
+# Usage: hack/install-minio.sh [DEST]
 #   DEST defaults to ${RDF_BULKLOAD_CACHE:-$HOME/.cache/rdf-bulkload}/minio-<version>.
 #   Idempotent: a second run only prints the paths. Prints `export RDF_BULKLOAD_MINIO=...`.
-#   WITH_MC=1 also builds the mc client (handy by hand; the tests do not need it).
+#   mc is built beside minio (e2e/local uses it to upload).
 # Cold cost on 2 cores: ~3 min (minio) + ~40 s (mc). MinIO is AGPLv3, used only as a test service.
 set -euo pipefail
 MINIO_VERSION=${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}
@@ -25,6 +25,6 @@ build() { # build <name> <module@version>: go install into a temp dir, then move
   mv "$tmp/$name" "$DEST/$name"; rmdir "$tmp"
 }
 build minio "github.com/minio/minio@$MINIO_VERSION"
-[ "${WITH_MC:-0}" = 1 ] && build mc "github.com/minio/mc@$MC_VERSION"
+build mc "github.com/minio/mc@$MC_VERSION"
 "$DEST/minio" --version | head -1 >&2
 echo "export RDF_BULKLOAD_MINIO=$DEST/minio"

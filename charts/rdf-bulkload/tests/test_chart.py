@@ -222,6 +222,56 @@ def test_every_value_documented():
     walk(values, schema, '')
 
 
+def check_against_schema(value, sch, path, errors):
+    """A small structural OpenAPI v3 check: properties, required, type, enum."""
+    t = sch.get('type')
+    if sch.get('x-kubernetes-int-or-string'):
+        if not isinstance(value, (int, str)):
+            errors.append('%s: want int or string' % path)
+        return
+    types = {'object': dict, 'array': list, 'string': str, 'integer': int, 'boolean': bool, 'number': (int, float)}
+    if t and not isinstance(value, types[t]):
+        errors.append('%s: want %s, got %r' % (path, t, value))
+        return
+    if 'enum' in sch and value not in sch['enum']:
+        errors.append('%s: %r not in %s' % (path, value, sch['enum']))
+    if t == 'object' and 'properties' in sch:
+        for k in sch.get('required', []):
+            if k not in value:
+                errors.append('%s.%s: required' % (path, k))
+        for k, v in value.items():
+            if k not in sch['properties']:
+                if not sch.get('x-kubernetes-preserve-unknown-fields') and 'additionalProperties' not in sch:
+                    errors.append('%s.%s: unknown field' % (path, k))
+                continue
+            check_against_schema(v, sch['properties'][k], '%s.%s' % (path, k), errors)
+    if t == 'object' and isinstance(sch.get('additionalProperties'), dict):
+        for k, v in value.items():
+            check_against_schema(v, sch['additionalProperties'], '%s.%s' % (path, k), errors)
+    if t == 'array' and 'items' in sch:
+        for i, v in enumerate(value):
+            check_against_schema(v, sch['items'], '%s[%d]' % (path, i), errors)
+
+
+def test_samples_match_crd():
+    """config/samples/*.yaml (the README's MinIO + Fuseki sample among them) fit the CRD's schema, and
+    the MinIO sample hands off to the chart's Fuseki Deployment and volume."""
+    crd = yaml.safe_load(open(os.path.join(CHART, 'crds/rdf.bulkload.io_bulkloads.yaml')))
+    schema = crd['spec']['versions'][0]['schema']['openAPIV3Schema']
+    samples = sorted(glob.glob(os.path.join(ROOT, 'config/samples/rdf_*.yaml')))
+    assert any(p.endswith('_minio.yaml') for p in samples), samples
+    for p in samples:
+        doc = yaml.safe_load(open(p))
+        errors = []
+        check_against_schema(doc['spec'], schema['properties']['spec'], 'spec', errors)
+        assert not errors, '%s does not fit the CRD: %s' % (os.path.relpath(p, ROOT), errors)
+    minio = yaml.safe_load(open(os.path.join(ROOT, 'config/samples/rdf_v1alpha1_bulkload_minio.yaml')))
+    objs = objects(render(None, 'fuseki.enabled=true', 'argo.workflowServiceAccount.create=true'))
+    fu = find(objs, 'Deployment', minio['spec']['serving']['name'])[0]
+    assert minio['spec']['serving']['volumeName'] in [v['name'] for v in fu['spec']['template']['spec']['volumes']]
+    assert find(objs, 'ServiceAccount', minio['spec']['serviceAccountName'])
+
+
 def main():
     passed, failed = 0, []
     for name, fn in sorted((n, f) for n, f in globals().items() if n.startswith('test_') and callable(f)):

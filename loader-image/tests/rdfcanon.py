@@ -47,7 +47,7 @@ class ParseError(ValueError):
 
 def parse_line(line, where=''):
     """One N-Triples/N-Quads statement -> quad, or None for blank/comment lines."""
-    line = line.strip()
+    line = line.strip(' \t\r\n')
     if not line or line.startswith('#'):
         return None
     terms, pos = [], 0
@@ -76,13 +76,15 @@ def parse_line(line, where=''):
 
 
 def read_quads(path_or_text, is_text=False):
+    # split on LF only: str.splitlines() also splits on \x1c-\x1e, \x85, \u2028... which are
+    # legal raw characters inside N-Triples literals (and Jena prints them raw)
     if is_text:
-        lines = path_or_text.splitlines()
+        lines = path_or_text.split('\n')
         name = '<text>'
     else:
         opener = gzip.open if path_or_text.endswith('.gz') else open
         with opener(path_or_text, 'rt', encoding='utf-8') as f:
-            lines = f.read().splitlines()
+            lines = f.read().split('\n')
         name = path_or_text
     out = []
     for i, line in enumerate(lines, 1):
@@ -108,8 +110,8 @@ def _value_key(name, s):
         elif name == 'decimal':
             m = re.fullmatch(r'([+-]?)([0-9]*)(?:\.([0-9]*))?', s)
             if m and (m.group(2) or m.group(3)):
-                frac = m.group(3) or ''
-                return ('dec', int(m.group(1) + (m.group(2) or '0') + frac), len(frac))
+                d = decimal.Decimal(s).normalize()
+                return ('dec', str(d if d != 0 else decimal.Decimal(0)))
         elif name in ('double', 'float'):
             if re.fullmatch(r'[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([Ee][+-]?[0-9]+)?|[+-]?INF|NaN', s):
                 v = float(s.replace('INF', 'inf'))

@@ -130,6 +130,11 @@ def test_shared_edge_cases_match_xloader(names, loader, jena, tmp_path):
     check_pair(build_pair(loader, jena, files, tmp_path / 'db'), jena)
 
 
+def test_examples_match_xloader(examples_pair, jena):
+    """The sample dump in examples/ (Turtle + N-Quads, blank nodes, named graphs)."""
+    check_pair(examples_pair, jena)
+
+
 def test_bsbm_1m_matches_xloader(bsbm_nt, jena):
     check_pair(bsbm_nt, jena)
 

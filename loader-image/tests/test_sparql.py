@@ -10,11 +10,12 @@ xloader-side answers are cached with the reference database (keyed by the query 
 """
 import collections
 import json
+import os
 import re
 
 import pytest
 
-from conftest import Fuseki, file_lock
+from conftest import ROOT, Fuseki, file_lock
 
 PREFIXES = '''PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
@@ -181,7 +182,7 @@ _BNODE_TSV = re.compile(r'_:[^\s\t]+')
 
 
 def tsv_rows(text):
-    lines = text.splitlines()
+    lines = [l for l in text.split('\n') if l]
     assert lines, 'no TSV header'
     return lines[0], [_BNODE_TSV.sub('_:B', l) for l in lines[1:]]
 
@@ -216,35 +217,58 @@ def assert_same_answers(query, ours, ref, parse):
             list((c1 - c2).elements())[:10], list((c2 - c1).elements())[:10])
 
 
-CASES = ([('bsbm', k) for k in BSBM] + [('bsbm_ng', k) for k in BSBM_NG] + [('edge', k) for k in EDGE])
-QUERIES = {'bsbm': BSBM, 'bsbm_ng': BSBM_NG, 'edge': EDGE}
+# The queries shipped in examples/queries (complete queries, no PREFIXES added).
+EXAMPLES_DIR = os.path.join(ROOT, 'examples', 'queries')
+EXAMPLES = {n[:-3]: open(os.path.join(EXAMPLES_DIR, n), encoding='utf-8').read()
+            for n in sorted(os.listdir(EXAMPLES_DIR)) if n.endswith('.rq')} if os.path.isdir(EXAMPLES_DIR) else {}
+
+CASES = ([('bsbm', k) for k in BSBM] + [('bsbm_ng', k) for k in BSBM_NG] + [('edge', k) for k in EDGE]
+         + [('examples', k) for k in EXAMPLES])
+QUERIES = {'bsbm': BSBM, 'bsbm_ng': BSBM_NG, 'edge': EDGE, 'examples': EXAMPLES}
+FIXTURES = {'bsbm': 'bsbm_nt', 'bsbm_ng': 'bsbm_nq', 'edge': 'edge_all', 'examples': 'examples_pair'}
 
 
-@pytest.fixture
-def dataset(request):
-    """Resolves 'bsbm' / 'bsbm_ng' / 'edge' to the session builds lazily."""
-    name = {'bsbm': 'bsbm_nt', 'bsbm_ng': 'bsbm_nq', 'edge': 'edge_all'}
-    return lambda which: request.getfixturevalue(name[which])
+def query_text(which, name):
+    return QUERIES[which][name] if which == 'examples' else PREFIXES + QUERIES[which][name]
 
 
 def _id(case):
     return '%s-%s' % case
 
 
+JSON_CASES = [c for c in CASES if c[0] in ('edge', 'examples') or c[1].startswith('inline')]
+
+
+@pytest.fixture(scope='module')
+def tdbquery_answers(request, jena):
+    """which -> {(name, format): (our answer, xloader's answer)}, every query of that dataset in
+    one tdb2.tdbquery JVM per database (xloader's side cached beside the reference)."""
+    done = {}
+
+    def get(which):
+        if which not in done:
+            built = request.getfixturevalue(FIXTURES[which])
+            keys = [(n, 'tsv') for n in QUERIES[which]] + [(n, 'json') for w, n in JSON_CASES if w == which]
+            items = [(query_text(which, n), fmt) for n, fmt in keys]
+            ours = jena.tdbquery_many(built.db, items)
+            ref = built.qref.tdbquery_many(items)
+            done[which] = dict(zip(keys, zip(ours, ref)))
+        return done[which]
+    return get
+
+
 @pytest.mark.parametrize('case', CASES, ids=_id)
-def test_tdbquery_tsv_same_answers(case, dataset, jena):
+def test_tdbquery_tsv_same_answers(case, tdbquery_answers):
     which, name = case
-    built = dataset(which)
-    q = PREFIXES + QUERIES[which][name]
-    assert_same_answers(q, jena.tdbquery(built.db, q, 'tsv'), built.qref.tdbquery(q, 'tsv'), tsv_rows)
+    ours, ref = tdbquery_answers(which)[(name, 'tsv')]
+    assert_same_answers(query_text(which, name), ours, ref, tsv_rows)
 
 
-@pytest.mark.parametrize('case', [c for c in CASES if c[0] == 'edge' or c[1].startswith('inline')], ids=_id)
-def test_tdbquery_json_same_answers(case, dataset, jena):
+@pytest.mark.parametrize('case', JSON_CASES, ids=_id)
+def test_tdbquery_json_same_answers(case, tdbquery_answers):
     which, name = case
-    built = dataset(which)
-    q = PREFIXES + QUERIES[which][name]
-    assert_same_answers(q, jena.tdbquery(built.db, q, 'json'), built.qref.tdbquery(q, 'json'), json_rows)
+    ours, ref = tdbquery_answers(which)[(name, 'json')]
+    assert_same_answers(query_text(which, name), ours, ref, json_rows)
 
 
 # --------------------------------------------------------------------------- Fuseki over HTTP
@@ -285,9 +309,9 @@ def fuseki_pair(request, jena, tmp_path_factory):
 
     def get(which):
         if which not in _servers:
-            built = request.getfixturevalue({'bsbm': 'bsbm_nt', 'bsbm_ng': 'bsbm_nq', 'edge': 'edge_all'}[which])
+            built = request.getfixturevalue(FIXTURES[which])
             work = str(tmp_path_factory.mktemp('fuseki-' + which))
-            queries = [PREFIXES + q for q in QUERIES[which].values()]
+            queries = [query_text(which, n) for n in QUERIES[which]]
             ref_answers = _ref_fuseki_answers(jena, built.qref, queries, work)
             srv = Fuseki(jena, built.db, work).start()
             started.append(srv)
@@ -305,7 +329,7 @@ def fuseki_pair(request, jena, tmp_path_factory):
 def test_fuseki_same_answers(case, fuseki_pair):
     which, name = case
     srv, ref_answers = fuseki_pair(which)
-    q = PREFIXES + QUERIES[which][name]
+    q = query_text(which, name)
     assert_same_answers(q, srv.query(q), ref_answers[q], json_rows)
 
 

@@ -486,16 +486,22 @@ class Built:
     `marker` (None, or the default-graph-preserving variant, see Jena.quad_parts) and `qref`
     (the reference for SPARQL answers)."""
 
-    def __init__(self, files, db, ref, marker, qref, load):
-        self.files, self.db, self.ref, self.marker, self.qref, self.load = files, db, ref, marker, qref, load
+    def __init__(self, jena, files, db, ref, marker, load):
+        self.jena, self.files, self.db, self.ref, self.marker, self.load = jena, files, db, ref, marker, load
+        self._qref = None
+
+    @property
+    def qref(self):
+        if self._qref is None:      # built on first use: only the SPARQL suite needs it
+            self._qref = self.jena.split_ref(self.files) if self.marker is not None else self.ref
+        return self._qref
 
 
 def build_pair(loader, jena, files, db):
     ref = jena.xloader_ref(files)
     marker = jena.marker_ref(files)
-    qref = jena.split_ref(files) if marker is not None else ref
     load = loader.load(db, files)
-    return Built(files, str(db), ref, marker, qref, load)
+    return Built(jena, files, str(db), ref, marker, load)
 
 
 @pytest.fixture(scope='session')

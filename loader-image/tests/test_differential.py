@@ -52,6 +52,10 @@ def assert_same_records(ours, ref, name):
         msg.append('  only ours:    ' + describe(ours, name, r))
     for r in sorted(sb - sa)[:8]:
         msg.append('  only xloader: ' + describe(ref, name, r))
+    if name == 'nodes' and any('urn:x-arq:DefaultGraph' in describe(ref, name, r) for r in sb - sa):
+        msg.append('hint: xloader interns the graph term of every statement it reads from an N-Quads/TriG '
+                   'file -- <urn:x-arq:DefaultGraphNode> for default-graph statements without a graph, the '
+                   'IRI as written otherwise -- so those terms shift every later NodeId (offset)')
     raise AssertionError('\n'.join(msg))
 
 
@@ -122,7 +126,7 @@ def test_edge_corpus_in_one_load_matches_xloader(edge_all, jena):
     check_pair(edge_all, jena)
 
 
-@pytest.mark.parametrize('names', [['mix.nt'], ['t3.nt'], ['dgn.nq'], ['pfx.ttl'], ['bn1.nt', 'bn2.nt']],
+@pytest.mark.parametrize('names', [['t3.nt', 'pfx.ttl', 'dgn.nq'], ['mix.nt'], ['bn1.nt', 'bn2.nt']],
                          ids=lambda n: '+'.join(n))
 def test_shared_edge_cases_match_xloader(names, loader, jena, tmp_path):
     """shared/datasets/tdb2-edge-cases (edge.nt is left out: its 22-digit fraction aborts Jena's load)."""

@@ -309,10 +309,52 @@ func TestWatchTriggerWithMinIO(t *testing.T) {
 	if wfs := workflows(t, ns); len(wfs) != 1 {
 		t.Fatalf("%d workflows while one build runs", len(wfs))
 	}
+
+	// 6. The running build's fetch step now finds the newer set and refuses (exit 3, the
+	// revision it was pinned to is gone); as Argo would, a stand-in marks the step failed.
+	// The queued revision is built next, in a new workflow.
+	argoStandInFailFetch(t, ns, wf.Name, 3)
+	eventually(t, "a build of the new revision", func() error {
+		bl = get(t, key)
+		if bl.Status.SourceRevision != rev2 || bl.Status.LastFailedRevision != rev1 {
+			return fmt.Errorf("sourceRevision %q lastFailed %q", bl.Status.SourceRevision, bl.Status.LastFailedRevision)
+		}
+		var pinned []string
+		for _, w := range workflows(t, ns) {
+			for _, tpl := range w.Spec.Templates {
+				if tpl.Name == "fetch" && tpl.Container != nil && hasArgs(tpl.Container.Args, "--expect-revision", rev2) {
+					pinned = append(pinned, w.Name)
+				}
+			}
+		}
+		if len(pinned) != 1 || pinned[0] == wf.Name {
+			return fmt.Errorf("workflows pinned to %s: %v (first build %s)", rev2, pinned, wf.Name)
+		}
+		return nil
+	})
 	statusJSON, _ := json.Marshal(bl.Status)
 	if strings.Contains(string(statusJSON), srv.SecretKey) {
 		t.Fatal("the secret key is in the status")
 	}
+}
+
+// argoStandInFailFetch stands in for Argo's workflow-controller (not run here): it records
+// that the fetch step's pod exited with code and the workflow failed.
+func argoStandInFailFetch(t *testing.T, ns, name string, code int) {
+	t.Helper()
+	eventually(t, "mark the workflow failed", func() error {
+		wf := &wfv1.Workflow{}
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, wf); err != nil {
+			return err
+		}
+		now := metav1.Now()
+		pod := wfv1.NodeStatus{ID: name + "-1", Name: name + "[0].fetch(0)", DisplayName: "fetch(0)", Type: wfv1.NodeTypePod,
+			TemplateName: "fetch", Phase: wfv1.NodeFailed, StartedAt: now, FinishedAt: now,
+			Message: fmt.Sprintf("Error (exit code %d)", code), Outputs: &wfv1.Outputs{ExitCode: ptr.To(fmt.Sprint(code))}}
+		wf.Status.Phase, wf.Status.Message, wf.Status.StartedAt, wf.Status.FinishedAt = wfv1.WorkflowFailed, "child failed", now, now
+		wf.Status.Nodes = wfv1.Nodes{pod.ID: pod}
+		return k8s.Update(context.Background(), wf)
+	})
 }
 
 // A listing error is a condition on the BulkLoad, never a build, and never shows the secret.

@@ -29,7 +29,7 @@ enum Command {
         /// The database directory to create.
         #[arg(long, value_name = "DIR")]
         loc: PathBuf,
-        /// Input files.
+        /// Input files, or directories (every file below them, sorted by name).
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
         #[arg(long, value_enum, default_value = "strict")]
@@ -58,6 +58,10 @@ enum Command {
         /// Replace an existing database at --loc once the new one is complete.
         #[arg(long)]
         replace: bool,
+        /// A JSON report of where the inputs came from (the fetch step's), copied into the
+        /// build report as "source".
+        #[arg(long, value_name = "FILE")]
+        source_report: Option<PathBuf>,
     },
 }
 
@@ -88,7 +92,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Load { loc, files, on_error, max_rejects, rejects, report, tmpdir, threads, memory, base, replace } => {
+        Command::Load { loc, files, on_error, max_rejects, rejects, report, tmpdir, threads, memory, base, replace, source_report } => {
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             let opts = LoadOptions {
                 loc,
@@ -105,6 +109,7 @@ fn main() -> ExitCode {
                 memory,
                 base,
                 replace,
+                source_report,
             };
             match load(&opts) {
                 Ok(r) => {

@@ -154,10 +154,23 @@ struct Slot {
     miss: bool,
 }
 
+/// Entries of the per-worker cache of recently seen terms.
+const CACHE_SLOTS: usize = 1024;
+
+/// A term this worker saw recently: its stored bytes and provisional id. Ids stay valid
+/// for the whole load (also after the term's shard spilled), so a hit needs no lock.
+#[derive(Default)]
+struct CachedTerm {
+    hash: u64,
+    id: u64,
+    bytes: Vec<u8>,
+}
+
 /// The fast path: terms borrowed from the line, validated only when new to the dictionary.
 pub struct FastEncoder<'d> {
     dict: &'d Dictionary,
     slots: [Slot; 4],
+    cache: Vec<CachedTerm>,
 }
 
 fn slot_term<'a>(t: &TermSlice<'a>, text: &'a str) -> Term<'a> {
@@ -186,7 +199,7 @@ fn valid(t: &TermSlice<'_>) -> bool {
 
 impl<'d> FastEncoder<'d> {
     pub fn new(dict: &'d Dictionary) -> Self {
-        FastEncoder { dict, slots: Default::default() }
+        FastEncoder { dict, slots: Default::default(), cache: (0..CACHE_SLOTS).map(|_| CachedTerm::default()).collect() }
     }
 
     fn prepare(&mut self, k: usize, t: &TermSlice<'_>, scope: &mut BlankScope) {
@@ -209,8 +222,19 @@ impl<'d> FastEncoder<'d> {
         slot.bytes.clear();
         encode_term(&slot_term(t, &slot.text), &mut slot.bytes);
         slot.hash = self.dict.hash(&slot.bytes);
+        let cached = &mut self.cache[(slot.hash as usize) % CACHE_SLOTS];
+        if cached.hash == slot.hash && cached.bytes == slot.bytes {
+            slot.id = cached.id;
+            return;
+        }
         match self.dict.get(&slot.bytes, slot.hash) {
-            Some(id) => slot.id = id,
+            Some(id) => {
+                slot.id = id;
+                cached.hash = slot.hash;
+                cached.id = id;
+                cached.bytes.clear();
+                cached.bytes.extend_from_slice(&slot.bytes);
+            }
             None => slot.miss = true,
         }
     }

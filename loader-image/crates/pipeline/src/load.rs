@@ -51,6 +51,9 @@ pub struct LoadOptions {
     pub base: Option<String>,
     /// Replace an existing database at `loc`.
     pub replace: bool,
+    /// A JSON report of where the inputs came from (the fetch step's), copied into the
+    /// build report as `source`.
+    pub source_report: Option<PathBuf>,
 }
 
 /// Name of the build report inside the database directory (not `Data*`, so Jena ignores it).
@@ -346,6 +349,35 @@ fn write_rejects(path: &Path, sh_files: &[InputFile], rejects: &mut [FileReject]
     w.flush()
 }
 
+/// Input paths with directories replaced by the files below them (sorted, hidden files
+/// and the fetch step's bookkeeping skipped), so a fetched dump set can be passed as is.
+fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
+        let mut entries: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if e.file_type()?.is_dir() {
+                walk(&e.path(), out)?;
+            } else {
+                out.push(e.path());
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in inputs {
+        if p.is_dir() {
+            walk(p, &mut out).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?;
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
 fn sibling(loc: &Path, suffix: &str) -> PathBuf {
     let name = loc.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "db".into());
     let parent = loc.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -369,8 +401,11 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
         }
     }
     let mut files = Vec::with_capacity(opts.inputs.len());
-    for p in &opts.inputs {
-        files.push(detect(p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?);
+    for p in expand_inputs(&opts.inputs)? {
+        files.push(detect(&p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?);
+    }
+    if files.is_empty() {
+        return Err(LoadError::Usage("the input directories hold no files".into()));
     }
     let rejects_path = opts.rejects.clone().unwrap_or_else(|| {
         let mut s = opts.loc.clone().into_os_string();
@@ -546,6 +581,10 @@ fn build(
     let peak_spill = spill.peak_bytes();
     drop(spill);
     let mut report = Report::new(opts, files, &digests);
+    if let Some(p) = &opts.source_report {
+        let text = fs::read_to_string(p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?;
+        report.source = Some(serde_json::from_str(&text).map_err(|e| LoadError::Usage(format!("{}: not JSON: {e}", p.display())))?);
+    }
     report.statements = statements;
     report.triples = counts.triples;
     report.quads = counts.quads;

@@ -30,6 +30,9 @@ pub struct Report {
     pub jena_compat: &'static str,
     pub location: String,
     pub inputs: Vec<InputReport>,
+    /// Where the inputs came from (`--source-report`, e.g. the fetch step's report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<serde_json::Value>,
     /// Statements parsed (before duplicates collapse).
     pub statements: u64,
     /// Distinct triples in the default graph.
@@ -73,6 +76,7 @@ impl Report {
                     md5: d.md5.clone(),
                 })
                 .collect(),
+            source: None,
             statements: 0,
             triples: 0,
             quads: 0,

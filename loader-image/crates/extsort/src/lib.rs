@@ -7,7 +7,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -68,6 +68,103 @@ impl Drop for SpillDir {
     }
 }
 
+/// Compact encoding of tuple streams on disk. Each tuple is written as the index of the
+/// first column that differs from the previous tuple, then that column and the following
+/// ones XORed with the previous tuple's, as LEB128 varints. Sorted runs share leading
+/// columns and NodeIds of neighbours share high bits, so records shrink from 8*N bytes to
+/// a few bytes each.
+pub mod codec {
+    use std::io::{self, Read, Write};
+
+    pub struct TupleWriter<W: Write, const N: usize> {
+        w: W,
+        prev: [u64; N],
+        bytes: u64,
+        buf: Vec<u8>,
+    }
+
+    impl<W: Write, const N: usize> TupleWriter<W, N> {
+        pub fn new(w: W) -> Self {
+            TupleWriter { w, prev: [0; N], bytes: 0, buf: Vec::with_capacity(1 + N * 10) }
+        }
+        #[inline]
+        pub fn write(&mut self, t: &[u64; N]) -> io::Result<()> {
+            let first = (0..N).find(|&i| t[i] != self.prev[i]).unwrap_or(N);
+            self.buf.clear();
+            self.buf.push(first as u8);
+            for i in first..N {
+                let mut x = t[i] ^ self.prev[i];
+                loop {
+                    let b = (x & 0x7f) as u8;
+                    x >>= 7;
+                    if x == 0 {
+                        self.buf.push(b);
+                        break;
+                    }
+                    self.buf.push(b | 0x80);
+                }
+            }
+            self.prev = *t;
+            self.bytes += self.buf.len() as u64;
+            self.w.write_all(&self.buf)
+        }
+        /// Bytes written so far.
+        pub fn bytes(&self) -> u64 {
+            self.bytes
+        }
+        pub fn into_inner(self) -> W {
+            self.w
+        }
+    }
+
+    pub struct TupleReader<R: Read, const N: usize> {
+        r: R,
+        prev: [u64; N],
+    }
+
+    impl<R: Read, const N: usize> TupleReader<R, N> {
+        pub fn new(r: R) -> Self {
+            TupleReader { r, prev: [0; N] }
+        }
+        fn byte(&mut self) -> io::Result<u8> {
+            let mut b = [0u8; 1];
+            self.r.read_exact(&mut b)?;
+            Ok(b[0])
+        }
+        /// The next tuple, or `None` at a clean end of stream.
+        #[inline]
+        pub fn read(&mut self) -> io::Result<Option<[u64; N]>> {
+            let first = match self.byte() {
+                Ok(b) => b as usize,
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            if first > N {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "corrupt tuple run"));
+            }
+            let mut t = self.prev;
+            for v in t.iter_mut().skip(first) {
+                let mut x = 0u64;
+                let mut shift = 0;
+                loop {
+                    let b = self.byte()?;
+                    x |= u64::from(b & 0x7f) << shift;
+                    if b & 0x80 == 0 {
+                        break;
+                    }
+                    shift += 7;
+                    if shift > 63 {
+                        return Err(io::Error::new(io::ErrorKind::InvalidData, "corrupt tuple run"));
+                    }
+                }
+                *v ^= x;
+            }
+            self.prev = t;
+            Ok(Some(t))
+        }
+    }
+}
+
 /// A spilled run: its file is deleted when the run is dropped.
 struct Run {
     path: PathBuf,
@@ -122,14 +219,12 @@ impl<const N: usize> TupleSorter<N> {
     fn spill_run(&mut self) -> io::Result<()> {
         self.sort_buf();
         let (path, f) = self.spill.new_file(&self.tag)?;
-        let mut w = BufWriter::with_capacity(1 << 20, f);
+        let mut w = codec::TupleWriter::<_, N>::new(BufWriter::with_capacity(1 << 20, f));
         for t in &self.buf {
-            for v in t {
-                w.write_all(&v.to_le_bytes())?;
-            }
+            w.write(t)?;
         }
-        w.flush()?;
-        let bytes = (self.buf.len() * N * 8) as u64;
+        let bytes = w.bytes();
+        w.into_inner().flush()?;
         self.spill.add_bytes(bytes);
         self.runs.push(Run { path, bytes, spill: self.spill.clone() });
         self.buf.clear();
@@ -149,8 +244,8 @@ impl<const N: usize> TupleSorter<N> {
         let mut readers = Vec::with_capacity(self.runs.len());
         let mut heap = BinaryHeap::with_capacity(self.runs.len());
         for (i, run) in self.runs.iter().enumerate() {
-            let mut r = BufReader::with_capacity(1 << 18, File::open(&run.path)?);
-            if let Some(t) = read_tuple::<N>(&mut r)? {
+            let mut r = codec::TupleReader::new(BufReader::with_capacity(1 << 18, File::open(&run.path)?));
+            if let Some(t) = r.read()? {
                 heap.push(Reverse((t, i)));
             }
             readers.push(r);
@@ -159,22 +254,9 @@ impl<const N: usize> TupleSorter<N> {
     }
 }
 
-fn read_tuple<const N: usize>(r: &mut impl Read) -> io::Result<Option<[u64; N]>> {
-    let mut bytes = [0u8; 8];
-    let mut t = [0u64; N];
-    for (i, v) in t.iter_mut().enumerate() {
-        match r.read_exact(&mut bytes) {
-            Ok(()) => *v = u64::from_le_bytes(bytes),
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && i == 0 => return Ok(None),
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(Some(t))
-}
-
 enum SortedInner<const N: usize> {
     Memory(std::vec::IntoIter<[u64; N]>),
-    Merge { heap: BinaryHeap<Reverse<([u64; N], usize)>>, readers: Vec<BufReader<File>>, _runs: Vec<Run> },
+    Merge { heap: BinaryHeap<Reverse<([u64; N], usize)>>, readers: Vec<codec::TupleReader<BufReader<File>, N>>, _runs: Vec<Run> },
 }
 
 /// Unique tuples in ascending order.
@@ -191,7 +273,7 @@ impl<const N: usize> Iterator for Sorted<N> {
                 SortedInner::Memory(it) => it.next()?,
                 SortedInner::Merge { heap, readers, .. } => {
                     let Reverse((t, i)) = heap.pop()?;
-                    match read_tuple::<N>(&mut readers[i]) {
+                    match readers[i].read() {
                         Ok(Some(next)) => heap.push(Reverse((next, i))),
                         Ok(None) => {}
                         Err(e) => return Some(Err(e)),
@@ -215,6 +297,36 @@ mod tests {
     fn lcg(seed: &mut u64) -> u64 {
         *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         *seed
+    }
+
+    #[test]
+    fn codec_roundtrips_any_tuples() {
+        let mut seed = 3;
+        let tuples: Vec<[u64; 4]> = (0..10_000)
+            .map(|i| [i / 100, lcg(&mut seed) >> (i % 64), if i % 7 == 0 { u64::MAX } else { 0 }, lcg(&mut seed) | (1 << 63)])
+            .collect();
+        let mut w = codec::TupleWriter::<_, 4>::new(Vec::new());
+        for t in &tuples {
+            w.write(t).unwrap();
+        }
+        let bytes = w.into_inner();
+        let mut r = codec::TupleReader::<_, 4>::new(&bytes[..]);
+        for t in &tuples {
+            assert_eq!(r.read().unwrap().as_ref(), Some(t));
+        }
+        assert_eq!(r.read().unwrap(), None);
+        assert!(r.read().is_ok());
+    }
+
+    #[test]
+    fn sorted_runs_are_compact() {
+        let mut w = codec::TupleWriter::<_, 3>::new(Vec::new());
+        for s in 0..1000u64 {
+            for p in 0..10u64 {
+                w.write(&[s * 131 + 7_000_000, 200_000 + p * 40, (1 << 63) | (s * 10 + p)]).unwrap();
+            }
+        }
+        assert!(w.bytes() < 10_000 * 24 / 3, "{} bytes for 10000 tuples", w.bytes());
     }
 
     #[test]

@@ -2,16 +2,17 @@
 //! spilled to a file beyond it, read back once the final NodeIds are known.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use extsort::codec::{TupleReader, TupleWriter};
 use extsort::SpillDir;
 
 pub struct TupleLog<const N: usize> {
     buf: Vec<[u64; N]>,
     cap: usize,
-    file: Option<(PathBuf, BufWriter<File>)>,
+    file: Option<(PathBuf, TupleWriter<BufWriter<File>, N>)>,
     spilled: u64,
     spill: Arc<SpillDir>,
     tag: &'static str,
@@ -37,17 +38,14 @@ impl<const N: usize> TupleLog<N> {
     fn flush_buf(&mut self) -> io::Result<()> {
         if self.file.is_none() {
             let (p, f) = self.spill.new_file(self.tag)?;
-            self.file = Some((p, BufWriter::with_capacity(1 << 20, f)));
+            self.file = Some((p, TupleWriter::new(BufWriter::with_capacity(1 << 20, f))));
         }
         let (_, w) = self.file.as_mut().expect("file");
-        let mut bytes = Vec::with_capacity(self.buf.len() * N * 8);
+        let before = w.bytes();
         for t in &self.buf {
-            for v in t {
-                bytes.extend_from_slice(&v.to_le_bytes());
-            }
+            w.write(t)?;
         }
-        w.write_all(&bytes)?;
-        self.spill.add_bytes(bytes.len() as u64);
+        self.spill.add_bytes(w.bytes() - before);
         self.spilled += self.buf.len() as u64;
         self.buf.clear();
         Ok(())
@@ -62,20 +60,22 @@ impl<const N: usize> TupleLog<N> {
     }
 
     pub fn finish(mut self) -> io::Result<Logged<N>> {
-        let file = match self.file.take() {
-            Some((p, mut w)) => {
-                w.flush()?;
-                Some(p)
+        let (file, file_bytes) = match self.file.take() {
+            Some((p, w)) => {
+                let bytes = w.bytes();
+                w.into_inner().flush()?;
+                (Some(p), bytes)
             }
-            None => None,
+            None => (None, 0),
         };
-        Ok(Logged { file, spilled: self.spilled, tail: std::mem::take(&mut self.buf), spill: self.spill.clone() })
+        Ok(Logged { file, file_bytes, spilled: self.spilled, tail: std::mem::take(&mut self.buf), spill: self.spill.clone() })
     }
 }
 
 /// A finished log: its file (if it spilled) and its in-memory tail.
 pub struct Logged<const N: usize> {
     file: Option<PathBuf>,
+    file_bytes: u64,
     spilled: u64,
     tail: Vec<[u64; N]>,
     spill: Arc<SpillDir>,
@@ -93,21 +93,10 @@ impl<const N: usize> Logged<N> {
     /// Calls `f` on every tuple, in the order they were logged.
     pub fn for_each(&self, mut f: impl FnMut(&[u64; N]) -> io::Result<()>) -> io::Result<()> {
         if let Some(p) = &self.file {
-            let mut r = BufReader::with_capacity(1 << 20, File::open(p)?);
-            let mut block = vec![0u8; (1 << 16) * N * 8];
-            let mut left = self.spilled as usize;
-            while left > 0 {
-                let n = left.min(1 << 16);
-                let bytes = &mut block[..n * N * 8];
-                r.read_exact(bytes)?;
-                for rec in bytes.chunks_exact(N * 8) {
-                    let mut t = [0u64; N];
-                    for (i, v) in t.iter_mut().enumerate() {
-                        *v = u64::from_le_bytes(rec[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
-                    }
-                    f(&t)?;
-                }
-                left -= n;
+            let mut r = TupleReader::<_, N>::new(BufReader::with_capacity(1 << 20, File::open(p)?));
+            for _ in 0..self.spilled {
+                let t = r.read()?.ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "tuple log ends early"))?;
+                f(&t)?;
             }
         }
         for t in &self.tail {
@@ -125,7 +114,7 @@ impl<const N: usize> Drop for Logged<N> {
     fn drop(&mut self) {
         if let Some(p) = &self.file {
             let _ = std::fs::remove_file(p);
-            self.spill.release_bytes(self.spilled * (N as u64) * 8);
+            self.spill.release_bytes(self.file_bytes);
         }
     }
 }

@@ -37,6 +37,9 @@ const Finalizer = "rdf.bulkload.io/cleanup"
 // ControllerName names the controller in logs, metrics and events.
 const ControllerName = "bulkload"
 
+// conflictRequeue is how soon a reconcile that lost an optimistic-lock race retries.
+const conflictRequeue = 100 * time.Millisecond
+
 // BulkLoadReconciler reconciles BulkLoad objects.
 type BulkLoadReconciler struct {
 	client.Client
@@ -119,7 +122,7 @@ func (s *scope) requeue(d time.Duration) {
 type phaseFunc func(ctx context.Context, s *scope) error
 
 // +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads/status,verbs=get;patch
 // +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads/finalizers,verbs=update
 // +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
@@ -158,7 +161,7 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		switch {
 		case apierrors.IsConflict(err):
 			// Worked from a stale copy: its decisions are redone on fresh data.
-			res, reterr = reconcile.Result{Requeue: true}, nil
+			res, reterr = reconcile.Result{RequeueAfter: conflictRequeue}, nil
 		case err != nil:
 			reterr = kerrors.NewAggregate([]error{reterr, err})
 		}

@@ -8,10 +8,9 @@ use std::sync::{Arc, Mutex};
 use md5::{Digest, Md5};
 use rdf_input::{Compression, InputFile};
 
-/// MD5 and size of a file's raw (compressed) bytes, filled in as it is read to the end.
+/// MD5 of a file's raw (compressed) bytes, filled in once it has been read to the end.
 #[derive(Clone, Debug, Default)]
 pub struct RawDigest {
-    pub bytes: u64,
     pub md5: Option<String>,
 }
 
@@ -19,7 +18,6 @@ pub struct RawDigest {
 struct DigestReader<R> {
     inner: R,
     md5: Md5,
-    bytes: u64,
     out: Arc<Mutex<RawDigest>>,
     done: bool,
     progress: Arc<std::sync::atomic::AtomicU64>,
@@ -36,10 +34,9 @@ impl<R: Read> Read for DigestReader<R> {
                 use std::fmt::Write;
                 let _ = write!(hex, "{b:02x}");
             }
-            *self.out.lock().expect("digest") = RawDigest { bytes: self.bytes, md5: Some(hex) };
+            *self.out.lock().expect("digest") = RawDigest { md5: Some(hex) };
         }
         self.md5.update(&buf[..n]);
-        self.bytes += n as u64;
         self.progress.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
         Ok(n)
     }
@@ -51,7 +48,7 @@ pub fn open_input(
     digest: Arc<Mutex<RawDigest>>,
     progress: Arc<std::sync::atomic::AtomicU64>,
 ) -> io::Result<Box<dyn Read + Send>> {
-    let raw = DigestReader { inner: File::open(&f.path)?, md5: Md5::new(), bytes: 0, out: digest, done: false, progress };
+    let raw = DigestReader { inner: File::open(&f.path)?, md5: Md5::new(), out: digest, done: false, progress };
     let buffered = BufReader::with_capacity(1 << 20, raw);
     Ok(match f.compression {
         Compression::None => Box::new(buffered),

@@ -468,9 +468,33 @@ fn build(
         prefixes: Mutex::new(Vec::new()),
     };
     let next_file = AtomicUsize::new(0);
+    let parse_done = AtomicBool::new(false);
+    let total_bytes: u64 = files.iter().map(|f| f.size).sum();
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
         let (tx, rx) = crossbeam_channel::bounded::<Job>(threads * 2);
         let sh = &sh;
+        let parse_done = &parse_done;
+        // Progress: compressed bytes read, rate and ETA, as a JSON line every 10 s.
+        s.spawn(move || {
+            let start = Instant::now();
+            let mut last = Instant::now();
+            while !parse_done.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                if last.elapsed().as_secs() < 10 {
+                    continue;
+                }
+                last = Instant::now();
+                let read = sh.raw_bytes_read.load(Ordering::Relaxed);
+                let secs = start.elapsed().as_secs_f64();
+                let rate = read as f64 / secs;
+                let eta = if rate > 0.0 { (total_bytes.saturating_sub(read)) as f64 / rate } else { 0.0 };
+                eprintln!(
+                    "{{\"phase\":\"parse\",\"progress\":{:.3},\"bytes_read\":{read},\"bytes_total\":{total_bytes},\"bytes_per_second\":{rate:.0},\"eta_seconds\":{eta:.0},\"dictionary_bytes\":{}}}",
+                    read as f64 / total_bytes.max(1) as f64,
+                    sh.dict.memory_bytes()
+                );
+            }
+        });
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let rx = rx.clone();
@@ -492,7 +516,9 @@ fn build(
                 .expect("spawn reader");
         }
         produce(sh, tx, &next_file);
-        handles.into_iter().map(|h| h.join().expect("parse worker panicked")).collect()
+        let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        parse_done.store(true, Ordering::Relaxed); // stop the progress thread before any panic propagates
+        joined.into_iter().map(|r| r.expect("parse worker panicked")).collect()
     });
     if let Some(e) = sh.fatal.lock().expect("fatal").take() {
         if !matches!(e, LoadError::TooManyRejects { .. }) {

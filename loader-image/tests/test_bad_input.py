@@ -208,9 +208,10 @@ def test_clean_input_reports_zero_rejects(loader, tmp_path):
 
 # ----------------------------------------------------------------------------- interruption
 def test_interrupt_leaves_nothing(loader, tmp_path):
-    src = shared_path('datasets', 'bsbm-1m.nt.gz')
+    # ~4.6M statements (each file read 3 times), so the load is still running when signalled
+    srcs = [shared_path('datasets', 'bsbm-1m.nt.gz'), shared_path('datasets', 'bsbm-1m-ng.nq.gz')] * 3
     db = tmp_path / 'db'
-    p = subprocess.Popen(loader.cmd + ['load', '--loc', str(db), src], stdout=subprocess.PIPE,
+    p = subprocess.Popen(loader.cmd + ['load', '--loc', str(db)] + srcs, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
     assert p.poll() is None, 'load finished within 1 s; cannot test interruption'

@@ -23,7 +23,7 @@ demo: loader tools-jena ## Build the loader, load examples/ into out/demo-db and
 	bash hack/demo.sh
 
 .PHONY: test
-test: test-loader test-source test-operator test-bench ## Run every test suite (what CI runs).
+test: test-loader test-source test-operator test-bench test-chart test-e2e-cluster-build test-e2e-local test-images ## Run every test suite (what CI runs).
 
 ##@ Loader (Rust, loader-image/)
 

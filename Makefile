@@ -109,6 +109,7 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 ENVTEST_K8S_VERSION ?= v1.37.1
 ENVTEST_ETCD_VERSION ?= v3.7.3
 CONTROLLER_GEN = $(RDF_BULKLOAD_CACHE)/operator-tools-$(CONTROLLER_TOOLS_VERSION)/controller-gen
+KUSTOMIZE = $(RDF_BULKLOAD_CACHE)/operator-tools-$(CONTROLLER_TOOLS_VERSION)/kustomize
 OPERATOR_GO = cd $(OPERATOR_DIR) && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 # Packages of the BulkLoad API and controller (the fetch step's packages have their own target).
 OPERATOR_PKGS = ./api/... ./internal/controller/... ./internal/specs/... ./internal/status/... ./cmd/manager/...
@@ -116,7 +117,7 @@ OPERATOR_PKGS = ./api/... ./internal/controller/... ./internal/specs/... ./inter
 FUZZTIME ?= 40000x
 
 .PHONY: operator-tools
-operator-tools: ## controller-gen from the Go module proxy into $(RDF_BULKLOAD_CACHE).
+operator-tools: ## controller-gen and kustomize from the Go module proxy into $(RDF_BULKLOAD_CACHE).
 	@CONTROLLER_TOOLS_VERSION=$(CONTROLLER_TOOLS_VERSION) bash hack/install-operator-tools.sh >/dev/null
 
 .PHONY: generate
@@ -139,7 +140,7 @@ operator: ## Build the operator manager binary into bin/manager.
 .PHONY: test-operator
 test-operator: verify ## Operator tests: unit + fuzz + envtest (real kube-apiserver/etcd, Argo + VolumeSnapshot CRDs).
 	@assets=$$(K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) bash hack/install-envtest.sh) && crds=$$(bash hack/fetch-test-crds.sh) && \
-	cd $(OPERATOR_DIR) && export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false KUBEBUILDER_ASSETS=$$assets OPERATOR_TEST_CRDS=$$crds && \
+	cd $(OPERATOR_DIR) && export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false KUBEBUILDER_ASSETS=$$assets OPERATOR_TEST_CRDS=$$crds KUSTOMIZE=$(KUSTOMIZE) && \
 	go vet $(OPERATOR_PKGS) && \
 	nice go test -count=1 $(OPERATOR_PKGS) && \
 	go test -run '^$$' -fuzz '^FuzzLoaderDefaults$$' -fuzztime $(FUZZTIME) ./api/v1alpha1 && \

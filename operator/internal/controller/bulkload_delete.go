@@ -84,7 +84,8 @@ func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.Bulk
 	forgetMetrics(bl)
 	orig := bl.DeepCopy()
 	controllerutil.RemoveFinalizer(bl, Finalizer)
-	if err := r.Patch(ctx, bl, client.MergeFrom(orig)); err != nil {
+	// NotFound: an earlier pass (seen through a stale cache) already let it go.
+	if err := r.Patch(ctx, bl, client.MergeFrom(orig)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("cannot remove the finalizer: %w", err)
 	}
 	return nil

@@ -176,7 +176,13 @@ func (c *controllerUnderTest) stop() {
 // does, and stops it when the test ends.
 func startController(t *testing.T, configure ...func(*BulkLoadReconciler)) *controllerUnderTest {
 	t.Helper()
-	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+	return startControllerWithConfig(t, restConfig, configure...)
+}
+
+// startControllerWithConfig starts the controller with the given identity.
+func startControllerWithConfig(t *testing.T, cfg *rest.Config, configure ...func(*BulkLoadReconciler)) *controllerUnderTest {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},

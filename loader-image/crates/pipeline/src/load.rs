@@ -586,13 +586,13 @@ fn build(
     }
     let sort_budget = plan.sorting(remap_bytes + tails)?;
     let (mut merge, mut remap) = dict.into_merge().map_err(|e| LoadError::from_output_io("merging the dictionary", e))?;
-    let (distinct_terms, node_data_bytes) =
+    let (distinct_terms, node_data_bytes, rdf_type) =
         write_node_table(gen_dir, &mut merge, &mut remap).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
     drop(merge);
     timer.lap("nodes");
 
     // ---- Phase 3: indexes
-    let (counts, stats) = build_indexes(gen_dir, &spill, &remap, &triple_logs, &quad_logs, sort_budget, threads)
+    let (counts, stats) = build_indexes(gen_dir, &spill, &remap, &triple_logs, &quad_logs, sort_budget, threads, rdf_type)
         .map_err(|e| LoadError::from_output_io("building indexes", e))?;
     drop(triple_logs);
     drop(quad_logs);
@@ -651,7 +651,9 @@ fn build(
 
 /// Writes `nodes-data.obj` and the `nodes` tree from the merged dictionary; returns the
 /// number of distinct terms and the data file's length.
-fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap) -> io::Result<(u64, u64)> {
+fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap) -> io::Result<(u64, u64, Option<u64>)> {
+    let rdf_type_key = tdb2::term::node_hash(&tdb2::term::Term::Iri(RDF_TYPE));
+    let mut rdf_type = None;
     let mut data = NodeDataWriter::create(gen_dir, "nodes")?;
     let mut index = PackedTreeWriter::create(gen_dir, "nodes", TreeParams::NODE)?;
     let mut last_key: Option<[u8; 16]> = None;
@@ -670,12 +672,15 @@ fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap) ->
         rec[16..].copy_from_slice(&offset.to_be_bytes());
         index.push(&rec)?;
         remap.set(t.prov, offset);
+        if t.key == rdf_type_key {
+            rdf_type = Some(offset);
+        }
         last_key = Some(t.key);
         last_offset = offset;
         distinct += 1;
     }
     index.finish()?;
-    Ok((distinct, data.finish()?))
+    Ok((distinct, data.finish()?, rdf_type))
 }
 
 /// How the memory budget is shared out.
@@ -741,10 +746,12 @@ struct Counts {
 /// Predicate and class counts by NodeId, gathered from the POS stream.
 #[derive(Default)]
 struct IdStats {
+    /// rdf:type's NodeId, when the data uses it.
+    rdf_type: Option<u64>,
     count: u64,
     predicates: Vec<(u64, u64)>,
-    /// (P, O, count): rdf:type's rows give the class counts once its id is known.
-    by_predicate_object: Vec<(u64, u64, u64)>,
+    /// (class, count) of `?x rdf:type class`.
+    classes: Vec<(u64, u64)>,
 }
 
 fn build_indexes(
@@ -755,6 +762,7 @@ fn build_indexes(
     quads: &[Logged<4>],
     sort_budget: u64,
     threads: usize,
+    rdf_type: Option<u64>,
 ) -> io::Result<(Counts, IdStats)> {
     use rayon::prelude::*;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(io::Error::other)?;
@@ -763,62 +771,17 @@ fn build_indexes(
     let have_quads = quads.iter().any(|l| !l.is_empty());
     let results: Vec<io::Result<(u64, Option<IdStats>)>> = pool.install(|| {
         let triple_jobs = TRIPLE_INDEXES.par_iter().map(|(name, cols)| {
-            let mut sorter = TupleSorter::<3>::new(spill.clone(), name, (per_sorter / 24) as usize);
-            for log in triples {
-                log.for_each(|t| {
-                    let t = [remap.map(t[0]), remap.map(t[1]), remap.map(t[2])];
-                    sorter.push([t[cols[0]], t[cols[1]], t[cols[2]]])
-                })?;
-            }
-            let mut w = PackedTreeWriter::create(gen_dir, name, TreeParams::TRIPLE)?;
-            let mut stats = (*name == "POS").then(IdStats::default);
-            let mut n = 0;
-            let mut rec = [0u8; 24];
-            for t in sorter.finish()? {
-                let t = t?;
-                for (i, v) in t.iter().enumerate() {
-                    rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
-                }
-                w.push(&rec)?;
-                n += 1;
+            let mut stats = (*name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
+            let n = build_index(gen_dir, spill, remap, name, cols, triples, TreeParams::TRIPLE, per_sorter, |t| {
                 if let Some(st) = stats.as_mut() {
-                    st.count += 1;
-                    match st.predicates.last_mut() {
-                        Some((p, c)) if *p == t[0] => *c += 1,
-                        _ => st.predicates.push((t[0], 1)),
-                    }
-                    match st.by_predicate_object.last_mut() {
-                        Some((p, o, c)) if *p == t[0] && *o == t[1] => *c += 1,
-                        _ => st.by_predicate_object.push((t[0], t[1], 1)),
-                    }
+                    st.observe_pos(t);
                 }
-            }
-            w.finish()?;
+            })?;
             Ok((n, stats))
         });
         let quad_jobs = QUAD_INDEXES.par_iter().map(|(name, cols)| {
-            let mut w = PackedTreeWriter::create(gen_dir, name, TreeParams::QUAD)?;
-            let mut n = 0;
-            if have_quads {
-                let mut sorter = TupleSorter::<4>::new(spill.clone(), name, (per_sorter / 32) as usize);
-                for log in quads {
-                    log.for_each(|t| {
-                        let t = [remap.map(t[0]), remap.map(t[1]), remap.map(t[2]), remap.map(t[3])];
-                        sorter.push([t[cols[0]], t[cols[1]], t[cols[2]], t[cols[3]]])
-                    })?;
-                }
-                let mut rec = [0u8; 32];
-                for t in sorter.finish()? {
-                    let t = t?;
-                    for (i, v) in t.iter().enumerate() {
-                        rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
-                    }
-                    w.push(&rec)?;
-                    n += 1;
-                }
-            }
-            w.finish()?;
-            Ok((n, None))
+            let logs = if have_quads { quads } else { &[] };
+            Ok((build_index(gen_dir, spill, remap, name, cols, logs, TreeParams::QUAD, per_sorter, |_| {})?, None))
         });
         triple_jobs.chain(quad_jobs).collect()
     });
@@ -837,6 +800,59 @@ fn build_indexes(
         }
     }
     Ok((counts, stats))
+}
+
+/// Sorts the logged tuples (remapped to final NodeIds, columns in the index's order) and
+/// packs them into the index's tree, showing each record to `observe` on the way.
+#[allow(clippy::too_many_arguments)]
+fn build_index<const N: usize>(
+    gen_dir: &Path,
+    spill: &Arc<SpillDir>,
+    remap: &Remap,
+    name: &str,
+    cols: &[usize; N],
+    logs: &[Logged<N>],
+    params: TreeParams,
+    sort_bytes: u64,
+    mut observe: impl FnMut(&[u64; N]),
+) -> io::Result<u64> {
+    let mut w = PackedTreeWriter::create(gen_dir, name, params)?;
+    let mut n = 0;
+    if logs.iter().any(|l| !l.is_empty()) {
+        let mut sorter = TupleSorter::<N>::new(spill.clone(), name, (sort_bytes / (8 * N as u64)) as usize);
+        for log in logs {
+            log.for_each(|t| sorter.push(std::array::from_fn(|i| remap.map(t[cols[i]]))))?;
+        }
+        let mut rec = vec![0u8; 8 * N];
+        for t in sorter.finish()? {
+            let t = t?;
+            for (i, v) in t.iter().enumerate() {
+                rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
+            }
+            w.push(&rec)?;
+            observe(&t);
+            n += 1;
+        }
+    }
+    w.finish()?;
+    Ok(n)
+}
+
+impl IdStats {
+    /// Counts one POS record: triples, per predicate, and per class for rdf:type.
+    fn observe_pos(&mut self, t: &[u64; 3]) {
+        self.count += 1;
+        match self.predicates.last_mut() {
+            Some((p, c)) if *p == t[0] => *c += 1,
+            _ => self.predicates.push((t[0], 1)),
+        }
+        if Some(t[0]) == self.rdf_type {
+            match self.classes.last_mut() {
+                Some((o, c)) if *o == t[1] => *c += 1,
+                _ => self.classes.push((t[1], 1)),
+            }
+        }
+    }
 }
 
 /// Turns id-based counts into IRIs by reading the terms back from the node table.
@@ -860,22 +876,14 @@ fn resolve_stats(gen_dir: &Path, st: IdStats) -> io::Result<Stats> {
         }
     };
     let mut out = Stats { count: st.count, ..Default::default() };
-    let mut type_id = None;
     for (p, c) in &st.predicates {
         if let Some(DecodedTerm::Iri(iri)) = read_term(*p)? {
-            if iri == RDF_TYPE {
-                type_id = Some(*p);
-            }
             out.predicates.push((iri, *c));
         }
     }
-    if let Some(t) = type_id {
-        for (p, o, c) in &st.by_predicate_object {
-            if *p == t {
-                if let Some(DecodedTerm::Iri(iri)) = read_term(*o)? {
-                    out.classes.push((iri, *c));
-                }
-            }
+    for (o, c) in &st.classes {
+        if let Some(DecodedTerm::Iri(iri)) = read_term(*o)? {
+            out.classes.push((iri, *c));
         }
     }
     Ok(out)

@@ -29,6 +29,30 @@ impl<R: Read> LineChunker<R> {
         LineChunker { inner, target, carry: Vec::new(), next_line: 1, offset: 0, seq: 0, done: false }
     }
 
+    /// Appends what one read gives; false (and `done`) at the end of the stream.
+    fn read_more(&mut self, data: &mut Vec<u8>) -> io::Result<bool> {
+        let len = data.len();
+        data.resize(self.target.max(len + (1 << 16)), 0);
+        loop {
+            match self.inner.read(&mut data[len..]) {
+                Ok(0) => {
+                    data.truncate(len);
+                    self.done = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    data.truncate(len + n);
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    data.truncate(len);
+                    return Err(e);
+                }
+            }
+        }
+    }
+
     /// The next chunk, or `None` at the end. A read error ends the stream with that error.
     pub fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
         if self.done {
@@ -36,42 +60,15 @@ impl<R: Read> LineChunker<R> {
         }
         let mut data = std::mem::take(&mut self.carry);
         data.reserve(self.target + (1 << 16));
-        // Fill to the target size.
-        while data.len() < self.target {
-            let len = data.len();
-            data.resize(self.target.max(len + (1 << 16)), 0);
-            match self.inner.read(&mut data[len..]) {
-                Ok(0) => {
-                    data.truncate(len);
-                    self.done = true;
-                    break;
-                }
-                Ok(n) => data.truncate(len + n),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => data.truncate(len),
-                Err(e) => return Err(e),
+        while data.len() < self.target && self.read_more(&mut data)? {}
+        // Cut after the last newline; keep the rest for the next chunk. A single line longer
+        // than the target keeps reading until its newline.
+        while !self.done {
+            if let Some(pos) = memchr::memrchr(b'\n', &data) {
+                self.carry = data.split_off(pos + 1);
+                break;
             }
-        }
-        if !self.done {
-            // Cut after the last newline; keep the rest for the next chunk. A single line
-            // longer than the target keeps reading until its newline.
-            loop {
-                if let Some(pos) = memchr::memrchr(b'\n', &data) {
-                    self.carry = data.split_off(pos + 1);
-                    break;
-                }
-                let len = data.len();
-                data.resize(len + (1 << 16), 0);
-                match self.inner.read(&mut data[len..]) {
-                    Ok(0) => {
-                        data.truncate(len);
-                        self.done = true;
-                        break;
-                    }
-                    Ok(n) => data.truncate(len + n),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => data.truncate(len),
-                    Err(e) => return Err(e),
-                }
-            }
+            self.read_more(&mut data)?;
         }
         if data.is_empty() {
             return Ok(None);

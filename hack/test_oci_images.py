@@ -184,6 +184,7 @@ def in_image(root, *cmd, env=None, timeout=300):
 def run_operator(img):
     root = tempfile.mkdtemp(prefix='img-operator-')
     os.chmod(root, 0o755)   # the image's / (mkdtemp makes it 0700)
+    undo = None
     try:
         img.unpack(root)
         undo = runtime_files(root)
@@ -193,8 +194,9 @@ def run_operator(img):
         assert '-metrics-bind-address' in r.stderr + r.stdout and '-leader-elect' in r.stderr + r.stdout, r.stderr
         r = in_image(root, '/bin/sh', '-c', 'true')
         assert r.returncode != 0, 'a shell ran in the operator image'
-        undo()
     finally:
+        if undo:
+            undo()
         shutil.rmtree(root, ignore_errors=True)
 
 

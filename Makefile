@@ -163,9 +163,10 @@ tools-helm: ## helm built from the Go module proxy into $(RDF_BULKLOAD_CACHE) (~
 	@HELM_VERSION=$(HELM_VERSION) bash hack/install-helm.sh >/dev/null
 
 .PHONY: chart-sync
-chart-sync: ## Copy the generated CRD and the manager's RBAC rules from config/ into the chart.
+chart-sync: tools-helm ## Copy the generated CRD and manager RBAC rules from config/ into the chart; refresh its snapshots.
 	cp config/crd/bases/rdf.bulkload.io_bulkloads.yaml $(CHART_DIR)/crds/rdf.bulkload.io_bulkloads.yaml
 	cp config/rbac/role.yaml $(CHART_DIR)/files/manager-role.yaml
+	@HELM=$(HELM) python3 $(CHART_DIR)/tests/test_chart.py --update | tail -1
 
 .PHONY: verify-chart
 verify-chart: ## Fail when the chart's copy of the CRD or RBAC rules is stale (see chart-sync).

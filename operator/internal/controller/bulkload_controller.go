@@ -84,9 +84,20 @@ type scope struct {
 	// transition is stored: a reconcile working from a stale cache repeats the
 	// transition, fails its optimistic-locked patch and must not count it twice.
 	effects []func()
+	// prunable are children retention no longer needs (prune), deleted after the patch.
+	prunable []client.Object
 }
 
 func (s *scope) onCommit(f func()) { s.effects = append(s.effects, f) }
+
+// pruneLater queues a child for deletion after the patch, unless it is already going.
+func (s *scope) pruneLater(obj client.Object) bool {
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return false
+	}
+	s.prunable = append(s.prunable, obj)
+	return true
+}
 
 type outcomeKind int
 
@@ -201,7 +212,9 @@ func (r *BulkLoadReconciler) patchStatus(ctx context.Context, s *scope, succeede
 		}
 		r.event(s, eventType, reason, "phase %s → %s", orNone(t.From), t.To)
 	}
-	if !equality.Semantic.DeepEqual(s.before, bl.Status) {
+	// With children to prune, patch even an unchanged status: the optimistic lock
+	// then proves the decisions were made on the current object.
+	if !equality.Semantic.DeepEqual(s.before, bl.Status) || len(s.prunable) > 0 {
 		before := bl.DeepCopy()
 		before.Status = s.before
 		// The optimistic lock refuses a status computed from an outdated object.
@@ -212,7 +225,11 @@ func (r *BulkLoadReconciler) patchStatus(ctx context.Context, s *scope, succeede
 	for _, f := range s.effects {
 		f()
 	}
-	return nil
+	var errs []error
+	for _, obj := range s.prunable {
+		errs = append(errs, r.deleteChild(ctx, obj))
+	}
+	return kerrors.NewAggregate(errs)
 }
 
 // computeStatus renders the phase and conditions: a phase's explicit outcome wins,

@@ -141,11 +141,6 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 	if st.Attempt < 1 {
 		st.Attempt = 1
 	}
-	for _, pvc := range []*corev1.PersistentVolumeClaim{specs.DataClaim(bl, st.SourceRevision), specs.ScratchClaim(bl, st.SourceRevision)} {
-		if _, err := r.createIfMissing(ctx, pvc); err != nil {
-			return fmt.Errorf("cannot create volume %s: %w", pvc.Name, err)
-		}
-	}
 	params := specs.BuildParams{Revision: st.SourceRevision, Attempt: st.Attempt, Images: s.images}
 	if s.wanted.Source && s.wanted.ID == st.SourceRevision {
 		params.ExpectRevision = st.SourceRevision
@@ -155,6 +150,13 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 	err := r.Get(ctx, client.ObjectKeyFromObject(want), wf)
 	switch {
 	case apierrors.IsNotFound(err):
+		// The volumes come with the workflow (and stay across attempts); creating them
+		// only here keeps a pass on stale data from recreating pruned volumes.
+		for _, pvc := range []*corev1.PersistentVolumeClaim{specs.DataClaim(bl, st.SourceRevision), specs.ScratchClaim(bl, st.SourceRevision)} {
+			if _, err := r.createIfMissing(ctx, pvc); err != nil {
+				return fmt.Errorf("cannot create volume %s: %w", pvc.Name, err)
+			}
+		}
 		if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("cannot create workflow %s: %w", want.Name, err)
 		} else if err == nil {
@@ -383,9 +385,10 @@ func (r *BulkLoadReconciler) switchWorkload(ctx context.Context, s *scope, sv *r
 	return true, nil
 }
 
-// prune deletes what retention no longer needs: finished workflows but the last,
+// prune picks what retention no longer needs: finished workflows but the last,
 // build volumes of builds that are over, snapshots beyond snapshot.keep and the
-// serving volumes restored from them.
+// serving volumes restored from them. They are deleted only after the status
+// patch succeeded, so a pass working from a stale cache deletes nothing.
 func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 	bl, st := s.bl, &s.bl.Status
 	keep := bl.Spec.Snapshot.EffectiveKeep()
@@ -414,9 +417,7 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 		if (st.Workflow != nil && wf.Name == st.Workflow.Name) || (building != "" && wf.Labels[specs.LabelRevision] == building) {
 			continue
 		}
-		if err := r.deleteChild(ctx, wf); err != nil {
-			return err
-		}
+		s.pruneLater(wf)
 	}
 
 	vss := &snapv1.VolumeSnapshotList{}
@@ -429,10 +430,9 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 		if retained[rev] || rev == building {
 			continue
 		}
-		if err := r.deleteChild(ctx, vs); err != nil {
-			return err
+		if s.pruneLater(vs) {
+			r.event(s, corev1.EventTypeNormal, "SnapshotPruned", "snapshot %s is beyond snapshot.keep=%d", vs.Name, keep)
 		}
-		r.event(s, corev1.EventTypeNormal, "SnapshotPruned", "snapshot %s is beyond snapshot.keep=%d", vs.Name, keep)
 	}
 
 	pvcs := &corev1.PersistentVolumeClaimList{}
@@ -454,9 +454,7 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 		default:
 			continue
 		}
-		if err := r.deleteChild(ctx, pvc); err != nil {
-			return err
-		}
+		s.pruneLater(pvc)
 	}
 	return nil
 }

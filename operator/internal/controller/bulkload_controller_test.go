@@ -630,3 +630,27 @@ func TestHandoffToAStatefulSetThatAppearsLater(t *testing.T) {
 	g.Expect(sts.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal(specs.ServingClaimName(bl, rev)))
 	g.Expect(sts.Spec.Template.Annotations[specs.AnnotationServedRevision]).To(Equal(specs.ShortRevision(rev)))
 }
+
+func TestSnapshotErrorFailsTheBuild(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	bl := newBulkLoad(ns, "snap-error")
+	bl.Spec.Serving = nil
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	bl, wf := waitForWorkflow(t, key)
+	argoControllerStandIn{t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
+	snapKey := client.ObjectKey{Namespace: ns, Name: specs.SnapshotName(bl, bl.Status.SourceRevision)}
+	eventually(t, func(g Gomega) { g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed()) })
+	csiSnapshotterStandIn{t}.fail(snapKey, "driver does not support snapshots of this volume")
+
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseFailed))
+	})
+	stalled := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionStalled)
+	g.Expect(stalled.Reason).To(Equal("SnapshotFailed"))
+	g.Expect(stalled.Message).To(ContainSubstring("driver does not support snapshots"))
+	g.Expect(bl.Status.LastBuiltRevision).To(BeEmpty())
+}

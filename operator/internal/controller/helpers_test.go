@@ -292,6 +292,25 @@ func (c csiSnapshotterStandIn) ready(key client.ObjectKey, restoreSize string) {
 	}
 }
 
+// fail records a snapshot error, as the snapshotter does when the driver refuses.
+func (c csiSnapshotterStandIn) fail(key client.ObjectKey, message string) {
+	c.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		vs := &snapv1.VolumeSnapshot{}
+		if err := k8s.Get(ctx, key, vs); err != nil {
+			return err
+		}
+		vs.Status = &snapv1.VolumeSnapshotStatus{
+			ReadyToUse: ptr.To(false),
+			Error:      &snapv1.VolumeSnapshotError{Time: ptr.To(metav1.Now()), Message: ptr.To(message)},
+		}
+		return k8s.Status().Update(ctx, vs)
+	})
+	if err != nil {
+		c.t.Fatalf("csi snapshotter stand-in: %v", err)
+	}
+}
+
 const sampleReport = `{"triples": 1000, "quads": 24, "rejects": 3, "duration_seconds": 2.0, "database_bytes": 123456, "tool_version": "0.1.0"}`
 
 // completeBuild drives the BulkLoad's current build to the end as Argo and the CSI

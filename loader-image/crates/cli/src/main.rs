@@ -1,6 +1,8 @@
 //! `rdf-bulkload`: builds Apache Jena TDB2 databases from RDF dumps.
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::process::ExitCode;
 
 use bulkload_pipeline::{load, LoadError, LoadOptions, OnError};
@@ -94,6 +96,15 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Load { loc, files, on_error, max_rejects, rejects, report, tmpdir, threads, memory, base, replace, source_report } => {
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            // SIGTERM/SIGINT stop the load at the next safe point (exit code 6); nothing is
+            // left at --loc and temporary files are removed.
+            let interrupt = Arc::new(AtomicBool::new(false));
+            for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+                if let Err(e) = signal_hook::flag::register(sig, interrupt.clone()) {
+                    eprintln!("rdf-bulkload: error: cannot install signal handler: {e}");
+                    return ExitCode::from(70);
+                }
+            }
             let opts = LoadOptions {
                 loc,
                 inputs: files,
@@ -110,6 +121,7 @@ fn main() -> ExitCode {
                 base,
                 replace,
                 source_report,
+                interrupt,
             };
             match load(&opts) {
                 Ok(r) => {

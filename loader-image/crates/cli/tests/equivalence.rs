@@ -129,3 +129,19 @@ fn failures_use_the_documented_exit_codes_and_leave_nothing() {
     let (code, err) = run(&db, &[], &good);
     assert_eq!(code, Some(2), "an existing database is not overwritten: {err}");
 }
+
+#[test]
+fn sigterm_stops_cleanly_with_exit_code_6() {
+    let tmp = tempfile::tempdir().unwrap();
+    let files = write_dump(tmp.path(), 1, 500_000);
+    let db = tmp.path().join("db");
+    let mut child = Command::new(bin()).arg("load").arg("--loc").arg(&db).args(&files).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let kill = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(6), "interrupted loads exit with 6");
+    assert!(!db.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().starts_with(".db")).collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}

@@ -16,7 +16,7 @@ pub enum LoadError {
     InputMissing { path: PathBuf, message: String },
     #[error("out of resources: {0}")]
     Resources(String),
-    #[error("interrupted; rerun the same command to resume")]
+    #[error("interrupted by a signal; nothing was written at the target (run again to build)")]
     Interrupted,
     #[error("I/O error: {0}")]
     Transient(String),
@@ -40,7 +40,9 @@ impl LoadError {
 
     /// Classifies an I/O error on the output or temp side.
     pub fn from_output_io(context: &str, e: std::io::Error) -> LoadError {
-        if e.raw_os_error() == Some(28) || e.kind() == std::io::ErrorKind::StorageFull {
+        if e.kind() == std::io::ErrorKind::Interrupted && e.raw_os_error().is_none() {
+            LoadError::Interrupted // our own stop request, raised inside a phase
+        } else if e.raw_os_error() == Some(28) || e.kind() == std::io::ErrorKind::StorageFull {
             LoadError::Resources(format!("{context}: no space left on device"))
         } else if e.raw_os_error() == Some(122) {
             LoadError::Resources(format!("{context}: disk quota exceeded"))

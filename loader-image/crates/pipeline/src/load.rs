@@ -54,6 +54,18 @@ pub struct LoadOptions {
     /// A JSON report of where the inputs came from (the fetch step's), copied into the
     /// build report as `source`.
     pub source_report: Option<PathBuf>,
+    /// Set (by a signal handler) to stop at the next safe point with [`LoadError::Interrupted`].
+    pub interrupt: Arc<AtomicBool>,
+}
+
+impl LoadOptions {
+    fn check_interrupt(&self) -> Result<(), LoadError> {
+        if self.interrupt.load(Ordering::Relaxed) {
+            Err(LoadError::Interrupted)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// Name of the build report inside the database directory (not `Data*`, so Jena ignores it).
@@ -100,7 +112,7 @@ impl ParseShared<'_> {
         self.cancelled.store(true, Ordering::SeqCst);
     }
     fn skipped(&self, file: usize, seq: u64) -> bool {
-        if self.cancelled.load(Ordering::Relaxed) {
+        if self.cancelled.load(Ordering::Relaxed) || self.opts.interrupt.load(Ordering::Relaxed) {
             return true;
         }
         matches!(*self.stop_at.lock().expect("stop"), Some(at) if (file, seq) > at)
@@ -259,7 +271,7 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
                     reader,
                     Some(&base),
                     |q| {
-                        if sh.cancelled.load(Ordering::Relaxed) {
+                        if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
                             return Err(Stop);
                         }
                         out.emit(enc.quad(&q, &mut scope)).map_err(|e| {
@@ -520,10 +532,9 @@ fn build(
         parse_done.store(true, Ordering::Relaxed); // stop the progress thread before any panic propagates
         joined.into_iter().map(|r| r.expect("parse worker panicked")).collect()
     });
+    opts.check_interrupt()?;
     if let Some(e) = sh.fatal.lock().expect("fatal").take() {
-        if !matches!(e, LoadError::TooManyRejects { .. }) {
-            return Err(e);
-        }
+        return Err(e);
     }
     let mut errors = std::mem::take(&mut *sh.first_errors.lock().expect("errors"));
     if let Some(first) = errors.iter().min_by_key(|r| (r.file, r.rejected.position)) {
@@ -590,13 +601,15 @@ fn build(
         write_node_table(gen_dir, &mut merge, &mut remap).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
     drop(merge);
     timer.lap("nodes");
+    opts.check_interrupt()?;
 
     // ---- Phase 3: indexes
-    let (counts, stats) = build_indexes(gen_dir, &spill, &remap, &triple_logs, &quad_logs, sort_budget, threads, rdf_type)
+    let (counts, stats) = build_indexes(gen_dir, &spill, &remap, &triple_logs, &quad_logs, sort_budget, threads, rdf_type, &opts.interrupt)
         .map_err(|e| LoadError::from_output_io("building indexes", e))?;
     drop(triple_logs);
     drop(quad_logs);
     timer.lap("indexes");
+    opts.check_interrupt()?;
 
     // ---- Phase 4: prefixes, statistics, journal; make durable; rename into place
     write_prefix_tables(gen_dir, &prefix_rows).map_err(|e| LoadError::from_output_io("writing prefixes", e))?;
@@ -763,6 +776,7 @@ fn build_indexes(
     sort_budget: u64,
     threads: usize,
     rdf_type: Option<u64>,
+    interrupt: &AtomicBool,
 ) -> io::Result<(Counts, IdStats)> {
     use rayon::prelude::*;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(io::Error::other)?;
@@ -772,7 +786,7 @@ fn build_indexes(
     let results: Vec<io::Result<(u64, Option<IdStats>)>> = pool.install(|| {
         let triple_jobs = TRIPLE_INDEXES.par_iter().map(|(name, cols)| {
             let mut stats = (*name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
-            let n = build_index(gen_dir, spill, remap, name, cols, triples, TreeParams::TRIPLE, per_sorter, |t| {
+            let n = build_index(gen_dir, spill, remap, name, cols, triples, TreeParams::TRIPLE, per_sorter, interrupt, |t| {
                 if let Some(st) = stats.as_mut() {
                     st.observe_pos(t);
                 }
@@ -781,7 +795,7 @@ fn build_indexes(
         });
         let quad_jobs = QUAD_INDEXES.par_iter().map(|(name, cols)| {
             let logs = if have_quads { quads } else { &[] };
-            Ok((build_index(gen_dir, spill, remap, name, cols, logs, TreeParams::QUAD, per_sorter, |_| {})?, None))
+            Ok((build_index(gen_dir, spill, remap, name, cols, logs, TreeParams::QUAD, per_sorter, interrupt, |_| {})?, None))
         });
         triple_jobs.chain(quad_jobs).collect()
     });
@@ -814,13 +828,22 @@ fn build_index<const N: usize>(
     logs: &[Logged<N>],
     params: TreeParams,
     sort_bytes: u64,
+    interrupt: &AtomicBool,
     mut observe: impl FnMut(&[u64; N]),
 ) -> io::Result<u64> {
+    let stop = || {
+        if interrupt.load(Ordering::Relaxed) {
+            Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"))
+        } else {
+            Ok(())
+        }
+    };
     let mut w = PackedTreeWriter::create(gen_dir, name, params)?;
     let mut n = 0;
     if logs.iter().any(|l| !l.is_empty()) {
         let mut sorter = TupleSorter::<N>::new(spill.clone(), name, (sort_bytes / (8 * N as u64)) as usize);
         for log in logs {
+            stop()?;
             log.for_each(|t| sorter.push(std::array::from_fn(|i| remap.map(t[cols[i]]))))?;
         }
         let mut rec = vec![0u8; 8 * N];
@@ -832,6 +855,9 @@ fn build_index<const N: usize>(
             w.push(&rec)?;
             observe(&t);
             n += 1;
+            if n % (1 << 20) == 0 {
+                stop()?;
+            }
         }
     }
     w.finish()?;

@@ -259,6 +259,34 @@ def run_loader(img):
         shutil.rmtree(root, ignore_errors=True)
 
 
+def check_dockerfiles(images):
+    """The Dockerfiles build what the archives hold: multi-stage, bases pinned (no :latest), the
+    same final user and entrypoint, the same Java modules; no shell form where none is needed."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
+    script = open(os.path.join(root, 'hack/build-oci-images.sh')).read()
+    import re
+    modules = re.search(r'JAVA_MODULES=\$\{JAVA_MODULES:-([^}]+)\}', script).group(1)
+    awt = re.search(r'AWT_NATIVE_LIBS="([^"]+)"', script).group(1).split()
+    for name, path in (('operator', 'Dockerfile'), ('loader', 'loader-image/Dockerfile')):
+        text = open(os.path.join(root, path)).read()
+        froms = re.findall(r'^FROM\s+(\S+)', text, re.M)
+        assert len(froms) >= 2, '%s: not multi-stage' % path
+        for f in froms:
+            assert ':' in f and not f.endswith(':latest'), '%s: base %s is not pinned' % (path, f)
+        users = re.findall(r'^USER\s+(\S+)', text, re.M)
+        assert users and users[-1] == '65532:65532', '%s: final USER %s' % (path, users)
+        ep = json.loads(re.findall(r'^ENTRYPOINT\s+(\[.*\])', text, re.M)[-1])
+        if name in images:
+            assert ep == images[name].config['config']['Entrypoint'], '%s: ENTRYPOINT %s differs from the archive' % (path, ep)
+        if name == 'loader':
+            assert modules in text, '%s: jlink modules differ from hack/build-oci-images.sh' % path
+            assert all(l in text for l in awt), '%s: AWT native libraries not removed like the OCI script' % path
+            assert 'rdf-bulkload-validate' in text and 'fuseki-server.jar' in text
+        else:
+            assert 'distroless/static' in froms[-1], 'the operator image should be static distroless (no shell)'
+            assert 'rdf-bulkload-fetch' in text
+
+
 def main():
     passed, failed = 0, []
     images = {}
@@ -286,6 +314,8 @@ def main():
     if 'loader' in images:
         check('loader image: rdf-bulkload entrypoint, user 65532, validate, Java, Jena, Fuseki, busybox',
               check_loader, images['loader'])
+    check('Dockerfiles: multi-stage, pinned bases, user 65532, same entrypoints and Java modules as the archives',
+          check_dockerfiles, images)
     if can_chroot():
         if 'operator' in images:
             check('operator image runs: fetch --version, manager --help, no /bin/sh (chroot, uid 65532)',

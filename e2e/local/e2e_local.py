@@ -443,7 +443,14 @@ def main():
                 f.truncate(5)
             r = run([VALIDATE, '--loc', broken], env={'JENA_HOME': JENA_HOME})
             assert r.returncode == 3 and 'Jena could not open' in r.stderr, (r.returncode, r.stderr[-2000:])
-        suite.check('validate fails clearly on a missing or broken database', validate_refuses)
+            # an empty dump loads into a valid but empty database: validate refuses it
+            empty_nt = os.path.join(work, 'empty.nt')
+            open(empty_nt, 'w').close()
+            r = run([LOADER, 'load', '--loc', os.path.join(work, 'empty-db'), empty_nt])
+            assert r.returncode == 0, r.stderr[-1000:]
+            r = run([VALIDATE, '--loc', os.path.join(work, 'empty-db')], env={'JENA_HOME': JENA_HOME})
+            assert r.returncode == 3 and 'is empty' in r.stderr, (r.returncode, r.stderr[-2000:])
+        suite.check('validate fails clearly on a missing, broken or empty database', validate_refuses)
 
         def sparql():
             nonlocal fuseki

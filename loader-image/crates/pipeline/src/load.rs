@@ -216,7 +216,7 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
                     let this_line = line_no;
                     line_no += 1;
                     if whole_chunk_utf8 || std::str::from_utf8(line).is_ok() {
-                        // SAFETY-free: validated above (whole chunk) or just now (this line).
+                        // Valid UTF-8: checked for the whole chunk, or for this line just now.
                         let text = std::str::from_utf8(line).unwrap_or_default();
                         match parse_fast_line(text, quads) {
                             FastLine::Empty => continue,
@@ -425,6 +425,15 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
         PathBuf::from(s)
     });
 
+    // Read up front: a bad --source-report must not cost a whole load.
+    let source = match &opts.source_report {
+        Some(p) => {
+            let text = fs::read_to_string(p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?;
+            Some(serde_json::from_str(&text).map_err(|e| LoadError::Usage(format!("{}: not JSON: {e}", p.display())))?)
+        }
+        None => None,
+    };
+
     // Build under a temporary name beside the target; rename into place only when complete.
     let building = sibling(&opts.loc, "building");
     if building.exists() {
@@ -432,7 +441,7 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
     }
     let gen_dir = building.join(GENERATION_DIR);
     fs::create_dir_all(&gen_dir).map_err(|e| LoadError::from_output_io("creating the build directory", e))?;
-    let result = build(opts, &files, &building, &gen_dir, &rejects_path, &mut timer, started);
+    let result = build(opts, &files, source, &building, &gen_dir, &rejects_path, &mut timer, started);
     match result {
         Ok(report) => Ok(report),
         Err(e) => {
@@ -442,9 +451,11 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build(
     opts: &LoadOptions,
     files: &[InputFile],
+    source: Option<serde_json::Value>,
     building: &Path,
     gen_dir: &Path,
     rejects_path: &Path,
@@ -559,7 +570,7 @@ fn build(
     let rejected = rejects.len() as u64;
     if opts.on_error == OnError::Skip {
         write_rejects(rejects_path, files, &mut rejects).map_err(|e| LoadError::from_output_io("writing the rejects file", e))?;
-        if rejected > opts.max_rejects || sh.rejected.load(Ordering::Relaxed) > opts.max_rejects {
+        if sh.rejected.load(Ordering::Relaxed) > opts.max_rejects {
             return Err(LoadError::TooManyRejects {
                 rejected: sh.rejected.load(Ordering::Relaxed),
                 max: opts.max_rejects,
@@ -620,10 +631,7 @@ fn build(
     let peak_spill = spill.peak_bytes();
     drop(spill);
     let mut report = Report::new(opts, files, &digests);
-    if let Some(p) = &opts.source_report {
-        let text = fs::read_to_string(p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?;
-        report.source = Some(serde_json::from_str(&text).map_err(|e| LoadError::Usage(format!("{}: not JSON: {e}", p.display())))?);
-    }
+    report.source = source;
     report.statements = statements;
     report.triples = counts.triples;
     report.quads = counts.quads;

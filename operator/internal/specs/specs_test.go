@@ -96,8 +96,8 @@ func TestWorkflowStepsAndArguments(t *testing.T) {
 	}
 
 	load := wf.Spec.Templates[tmpl["load"]]
-	script := load.Container.Command[2]
-	want := "mkdir -p /scratch/tmp && exec rdf-bulkload load --loc /data/db --tmpdir /scratch/tmp --memory 12GiB --threads 8 --on-error strict --report /data/report.json /data/input/*"
+	script := strings.Join(append(load.Container.Command, load.Container.Args...), " ")
+	want := "rdf-bulkload load --loc /data/db --tmpdir /scratch/tmp --memory 12GiB --threads 8 --on-error strict --report /data/report.json --source-report /scratch/fetch-report.json /data/input"
 	if script != want {
 		t.Errorf("load script:\n got %q\nwant %q", script, want)
 	}
@@ -225,7 +225,7 @@ func TestLoaderArgsSkipPolicy(t *testing.T) {
 	bl.Spec.Loader.Threads = 3
 	bl.Spec.Loader.MemoryBudget = ptr.To(resource.MustParse("1536Mi"))
 	got := strings.Join(LoaderArgs(bl), " ")
-	want := "load --loc /data/db --tmpdir /scratch/tmp --memory 1536MiB --threads 3 --on-error skip --max-rejects 0 --rejects /data/rejects.jsonl --report /data/report.json"
+	want := "load --loc /data/db --tmpdir /scratch/tmp --memory 1536MiB --threads 3 --on-error skip --max-rejects 0 --rejects /data/rejects.jsonl --report /data/report.json --source-report /scratch/fetch-report.json /data/input"
 	if got != want {
 		t.Errorf("\n got %s\nwant %s", got, want)
 	}

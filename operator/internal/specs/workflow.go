@@ -198,19 +198,19 @@ func LoaderArgs(bl *rdfv1.BulkLoad) []string {
 		}
 		args = append(args, "--rejects", RejectsPath)
 	}
-	return append(args, "--report", ReportPath)
+	// The fetch step's report rides along into the build report; the input directory is
+	// passed whole (the loader loads every file below it, in name order).
+	return append(args, "--report", ReportPath, "--source-report", FetchReportPath, InputPath)
 }
 
 func loadTemplate(bl *rdfv1.BulkLoad, image string) wfv1.Template {
-	// Every argument is a fixed path, a number or an enum value, so plain joining is
-	// safe; the shell is only there to expand the input glob, as the loader's
-	// contract expects one argument per input file.
-	script := fmt.Sprintf("mkdir -p %s && exec rdf-bulkload %s %s/*", LoaderTmpPath, strings.Join(LoaderArgs(bl), " "), InputPath)
+	// No shell: the loader creates --tmpdir itself and takes the input directory as is.
 	c := &corev1.Container{
 		Name:            "main",
 		Image:           image,
 		ImagePullPolicy: bl.Spec.Loader.ImagePullPolicy,
-		Command:         []string{"/bin/sh", "-c", script},
+		Command:         []string{"rdf-bulkload"},
+		Args:            LoaderArgs(bl),
 		Resources:       *bl.Spec.Loader.Resources.DeepCopy(),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: volumeData, MountPath: DataMountPath},

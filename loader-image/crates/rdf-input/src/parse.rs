@@ -96,6 +96,49 @@ fn parse_slice<E>(
     Ok(None)
 }
 
+/// The last bytes a parser read, by absolute offset, to quote rejected statements.
+struct Recent {
+    bytes: std::collections::VecDeque<u8>,
+    start: u64,
+}
+
+/// Bytes kept behind the parser (it reads ahead in blocks, so more than one line).
+const RECENT_BYTES: usize = 4 << 20;
+
+struct Tee<R> {
+    inner: R,
+    recent: std::rc::Rc<std::cell::RefCell<Recent>>,
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let mut r = self.recent.borrow_mut();
+        r.bytes.extend(&buf[..n]);
+        let excess = r.bytes.len().saturating_sub(RECENT_BYTES);
+        if excess > 0 {
+            r.bytes.drain(..excess);
+            r.start += excess as u64;
+        }
+        Ok(n)
+    }
+}
+
+impl Recent {
+    /// The whole lines around bytes `from..to`, if still held.
+    fn lines_around(&mut self, from: u64, to: u64) -> String {
+        if from < self.start {
+            return String::new();
+        }
+        let all = self.bytes.make_contiguous();
+        let from = ((from - self.start) as usize).min(all.len());
+        let to = ((to.max(from as u64 + self.start) - self.start) as usize).min(all.len());
+        let start = all[..from].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
+        let end = all[to..].iter().position(|&c| c == b'\n').map_or(all.len(), |p| to + p);
+        String::from_utf8_lossy(&all[start..end]).trim_end_matches('\r').to_string()
+    }
+}
+
 /// Parses a whole Turtle/TriG stream (sequential: the syntax cannot be cut). Returns the
 /// prefixes in force at the end, for the prefix table. An I/O error (e.g. corrupt
 /// compression) is returned as `Err(Ok(io))`, a callback's error as `Err(Err(e))`.
@@ -106,6 +149,8 @@ pub fn parse_terse<E>(
     mut on_quad: impl FnMut(Quad) -> Result<(), E>,
     mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
+    let recent = std::rc::Rc::new(std::cell::RefCell::new(Recent { bytes: Default::default(), start: 0 }));
+    let reader = Tee { inner: reader, recent: recent.clone() };
     macro_rules! run {
         ($parser:expr, $map:expr) => {{
             let mut parser = $parser;
@@ -122,7 +167,7 @@ pub fn parse_terse<E>(
                         let rej = Rejected {
                             position: Position { line: loc.start.line + 1, column: loc.start.column + 1 },
                             message: e.message().to_string(),
-                            text: String::new(),
+                            text: recent.borrow_mut().lines_around(loc.start.offset, loc.end.offset),
                         };
                         on_reject(rej).map_err(Err)?
                     }
@@ -165,6 +210,7 @@ mod tests {
         assert_eq!(prefixes, vec![("ex".to_string(), "http://e/".to_string())]);
         assert_eq!(bad.len(), 1);
         assert_eq!(bad[0].position.line, 3);
+        assert_eq!(bad[0].text, "ex:a ex:b .");
         assert!(!quads.is_empty());
     }
 }

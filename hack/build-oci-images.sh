@@ -7,7 +7,7 @@
 #   OUT/rdf-bulkload-loader.tar    /usr/local/bin/rdf-bulkload (+ -validate), a jlink'd Java runtime
 #                                  (/opt/java), Jena's jars (/opt/jena/lib), the Fuseki server jar
 #                                  (/opt/fuseki/fuseki-server.jar), glibc/libstdc++/zlib and busybox
-#                                  (sh, mkdir, ...: the workflow's load step runs `/bin/sh -c`);
+#                                  (sh, sed, ...: rdf-bulkload-validate is a POSIX sh script);
 #                                  user 65532; entrypoint rdf-bulkload
 #
 # Base files come from Debian packages only (apt-get download + dpkg-deb -x, cached in

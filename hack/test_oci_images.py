@@ -8,8 +8,8 @@ each image must carry, static Go binaries and no shell at all in the operator im
 setuid, nothing writable by the image's user outside its home.
 Functional checks (root, chroot available: CI here): unpack each image and run its binaries in
 its own userland as uid 65532 — the operator's fetch and manager start; in the loader image the
-workflow's load step (`/bin/sh -c "mkdir -p ... && exec rdf-bulkload ..."`), the validate step
-(Jena on the image's own Java runtime) and the Fuseki server answering SPARQL over HTTP.
+workflow's load step (rdf-bulkload on the input directory), the validate step (a POSIX sh
+script on busybox, Jena on the image's own Java runtime) and the Fuseki server answering SPARQL over HTTP.
 Ends with 'images: N passed, M failed'.
 """
 import hashlib
@@ -217,9 +217,12 @@ def run_loader(img):
                     '<http://example.org/a> <http://example.org/q> <http://example.org/b> .\n'
                     '<http://example.org/a> <http://example.org/p> <http://example.org/c> <http://example.org/g> .\n')
         os.rename(os.path.join(root, 'data/input/part-1.nt'), os.path.join(root, 'data/input/part-1.nq'))
-        # the workflow's load step, as the operator writes it
-        r = in_image(root, '/bin/sh', '-c', 'mkdir -p /scratch/tmp && exec rdf-bulkload load --loc /data/db '
-                     '--tmpdir /scratch/tmp --report /data/report.json /data/input/*')
+        with open(os.path.join(root, 'scratch/fetch-report.json'), 'w') as f:
+            f.write('{"objects": []}\n')
+        # the workflow's load step as the operator writes it (specs.LoaderArgs): no shell
+        r = in_image(root, 'rdf-bulkload', 'load', '--loc', '/data/db', '--tmpdir', '/scratch/tmp', '--memory', '256M',
+                     '--threads', '2', '--on-error', 'strict', '--report', '/data/report.json',
+                     '--source-report', '/scratch/fetch-report.json', '/data/input')
         assert r.returncode == 0, 'load step in the image: %d\n%s' % (r.returncode, r.stderr)
         # the validate step: Jena on the image's own Java runtime
         r = in_image(root, 'rdf-bulkload-validate', '--loc', '/data/db', env={'TMPDIR': '/tmp'})

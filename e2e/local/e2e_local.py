@@ -356,17 +356,21 @@ def main():
         minio.start()
         minio.mc('mb', 'e2e/dumps')
         prefix = 'bsbm/2026-11-20/'
-        data = os.path.join(work, 'data')      # the build volume (/data in the workflow)
+        # The workflow's layout (operator/internal/specs/workflow.go): the fetch step writes
+        # /scratch/input and /scratch/fetch-report.json; the load step sees /scratch/input as
+        # /data/input and writes /data/db, /data/report.json, with /scratch/tmp for its runs.
+        data = os.path.join(work, 'data')      # the build volume (/data)
         scratch = os.path.join(work, 'scratch')  # the scratch volume (/scratch)
-        inputs = os.path.join(data, 'input')
+        inputs = os.path.join(scratch, 'input')
+        fetch_report = os.path.join(scratch, 'fetch-report.json')
         db = os.path.join(data, 'db')
-        os.makedirs(os.path.join(scratch, 'tmp'))
+        os.makedirs(data)
 
         # --- the dump set is uploaded, but its completion marker is not there yet
         def refuses_incomplete():
             minio.put(nt, prefix + os.path.basename(nt))
-            # flat: the workflow's load step passes /data/input/* to the loader, which takes files only
-            minio.put(nq, prefix + os.path.basename(nq))
+            # nested key: the load step gets the input directory whole and loads every file below it
+            minio.put(nq, prefix + 'graphs/' + os.path.basename(nq))
             d = os.path.join(work, 'early')
             r = run(fetch_cmd(minio, prefix, d, os.path.join(work, 'early.json'), marker=prefix + '_SUCCESS'),
                     env=minio.creds_env)
@@ -380,16 +384,17 @@ def main():
             with tempfile.NamedTemporaryFile('w', suffix='.marker', dir=work, delete=False) as m:
                 m.write('complete\n')
             minio.put(m.name, prefix + '_SUCCESS')
-            report = os.path.join(data, 'fetch-report.json')
+            report = fetch_report
             t0 = time.time()
             r = run(fetch_cmd(minio, prefix, inputs, report, marker=prefix + '_SUCCESS'), env=minio.creds_env)
             state['fetch_s'] = time.time() - t0
             assert r.returncode == 0, 'fetch: exit %d\n%s' % (r.returncode, r.stderr[-3000:])
             assert_no_secret(minio, r.stdout, r.stderr, open(report).read())
-            # what the workflow's `rdf-bulkload load ... /data/input/*` gets (the shell glob skips
-            # the fetch's hidden state directory)
-            fetched = sorted(glob.glob(os.path.join(inputs, '*')))
-            assert all(os.path.isfile(f) for f in fetched), 'not all inputs are files: %s' % fetched
+            # the dumps under their relative keys (the fetch keeps its state in a hidden directory)
+            fetched = sorted(os.path.join(dp, f) for dp, dns, fs in os.walk(inputs)
+                             for f in fs if not any(c.startswith('.') for c in
+                                                    os.path.relpath(dp, inputs).split(os.sep) if c != '.'))
+            assert os.path.isfile(os.path.join(inputs, 'graphs', os.path.basename(nq))), 'nested key not kept'
             names = sorted(os.path.basename(f) for f in fetched)
             assert names == sorted([os.path.basename(nt), os.path.basename(nq)]), 'fetched %s' % names
             for f in fetched:
@@ -409,9 +414,10 @@ def main():
         def load():
             assert fetched_ok, 'no inputs (fetch failed)'
             t0 = time.time()
-            files = state['inputs']   # sorted like the shell's glob
+            # the load step's command line (specs.LoaderArgs), the input directory passed whole
             r = run(['nice', LOADER, 'load', '--loc', db, '--tmpdir', os.path.join(scratch, 'tmp'),
-                     '--memory', '2G'] + files)
+                     '--memory', '2G', '--threads', '2', '--on-error', 'strict',
+                     '--report', os.path.join(data, 'report.json'), '--source-report', fetch_report, inputs])
             state['load_s'] = time.time() - t0
             assert r.returncode == 0, 'load: exit %d\n%s' % (r.returncode, r.stderr[-3000:])
             assert os.path.isdir(os.path.join(db, 'Data-0001')), 'no Data-0001 in %s' % db
@@ -420,6 +426,12 @@ def main():
             assert (rep['triples'], rep['quads'], rep['rejects']) == (ref_triples, ref_quads, 0), \
                 'report says %d triples, %d quads, %d rejects; Jena loads %d triples, %d quads' % (
                     rep['triples'], rep['quads'], rep['rejects'], ref_triples, ref_quads)
+            assert sorted(os.path.basename(i['path']) for i in rep['inputs']) == sorted(
+                [os.path.basename(nt), os.path.basename(nq)]), rep['inputs']
+            with open(os.path.join(data, 'report.json')) as f:
+                outer = json.load(f)
+            assert outer['triples'] == rep['triples'] and outer.get('source'), \
+                'the build report at --report lacks the fetch report (--source-report)'
         loaded = suite.check('load builds the TDB2 database; its report counts what Jena loads', load)
 
         def validate():
@@ -525,7 +537,7 @@ def main():
             r = run(fetch_cmd(minio, 'badline/', os.path.join(bdata, 'input'), os.path.join(bdata, 'fetch.json'),
                               marker='badline/_SUCCESS'), env=minio.creds_env)
             assert r.returncode == 0, 'fetch: exit %d\n%s' % (r.returncode, r.stderr[-2000:])
-            inp = os.path.join(bdata, 'input', 'part-1.nq.gz')
+            inp = os.path.join(bdata, 'input')   # the input directory, as the load step gets it
             loc = os.path.join(bdata, 'db')
             r = run([LOADER, 'load', '--loc', loc, '--on-error', 'strict', inp])
             assert r.returncode == 3, 'strict load of a bad line: exit %d, want 3\n%s' % (r.returncode, r.stderr)
@@ -536,7 +548,7 @@ def main():
 
         def skip_reports():
             assert strict_ok, 'no fetched input'
-            inp = os.path.join(bdata, 'input', 'part-1.nq.gz')
+            inp = os.path.join(bdata, 'input')   # the input directory, as the load step gets it
             loc = os.path.join(bdata, 'db-skip')
             rejects = os.path.join(bdata, 'rejects.jsonl')
             r = run([LOADER, 'load', '--loc', loc, '--on-error', 'skip', '--max-rejects', '10',

@@ -14,6 +14,10 @@ use crate::dict::Dictionary;
 /// Graph names that N-Quads/TriG use for the default graph (Jena puts these in the triple
 /// table).
 const DEFAULT_GRAPH_IRIS: [&str; 2] = ["urn:x-arq:DefaultGraph", "urn:x-arq:DefaultGraphNode"];
+/// The graph Jena's parsers give a statement of a quad syntax (N-Quads, TriG) written
+/// without a graph. `tdb2.xloader` stores it in the node table, and so do we, so that the
+/// node tables hold the same records.
+const DEFAULT_GRAPH_NODE: &str = "urn:x-arq:DefaultGraphNode";
 
 /// One encoded statement.
 pub enum Encoded {
@@ -121,14 +125,23 @@ impl<'d> Encoder<'d> {
         }
     }
 
-    /// Encodes a statement; default-graph quads become triples.
-    pub fn quad(&mut self, q: &Quad, scope: &mut BlankScope) -> io::Result<Encoded> {
+    /// Encodes a statement; default-graph quads become triples. `quad_syntax`: the file is
+    /// N-Quads or TriG (see [`DEFAULT_GRAPH_NODE`]).
+    pub fn quad(&mut self, q: &Quad, scope: &mut BlankScope, quad_syntax: bool) -> io::Result<Encoded> {
         let s = self.subject(&q.subject, scope)?;
         let p = self.iri(q.predicate.as_str())?;
         let o = self.object(&q.object, scope)?;
         let g = match &q.graph_name {
-            GraphName::DefaultGraph => None,
-            GraphName::NamedNode(n) if DEFAULT_GRAPH_IRIS.contains(&n.as_str()) => None,
+            GraphName::DefaultGraph => {
+                if quad_syntax {
+                    self.iri(DEFAULT_GRAPH_NODE)?;
+                }
+                None
+            }
+            GraphName::NamedNode(n) if DEFAULT_GRAPH_IRIS.contains(&n.as_str()) => {
+                self.iri(n.as_str())?;
+                None
+            }
             GraphName::NamedNode(n) => Some(self.iri(n.as_str())?),
             GraphName::BlankNode(b) => Some(self.blank(b.as_str(), scope)?),
         };
@@ -241,14 +254,17 @@ impl<'d> FastEncoder<'d> {
 
     /// Encodes a statement, or `None` when a new term fails validation (the caller then
     /// lets the full parser report the line). Nothing is interned in that case.
-    pub fn statement(&mut self, st: &FastStatement<'_>, scope: &mut BlankScope) -> io::Result<Option<Encoded>> {
+    /// `quad_syntax`: the line is N-Quads (see [`DEFAULT_GRAPH_NODE`]).
+    pub fn statement(&mut self, st: &FastStatement<'_>, scope: &mut BlankScope, quad_syntax: bool) -> io::Result<Option<Encoded>> {
         let default_graph = match st.graph {
             None => true,
             Some(TermSlice::Iri(g)) => DEFAULT_GRAPH_IRIS.contains(&g),
             Some(_) => false,
         };
         let p = TermSlice::Iri(st.predicate);
-        let terms = [Some(st.subject), Some(p), Some(st.object), st.graph.filter(|_| !default_graph)];
+        // The graph term is stored even when it names the default graph (as xloader does).
+        let graph = st.graph.or(quad_syntax.then_some(TermSlice::Iri(DEFAULT_GRAPH_NODE)));
+        let terms = [Some(st.subject), Some(p), Some(st.object), graph];
         for (k, t) in terms.iter().enumerate() {
             if let Some(t) = t {
                 self.prepare(k, t, scope);

@@ -220,7 +220,7 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
                         let text = std::str::from_utf8(line).unwrap_or_default();
                         match parse_fast_line(text, quads) {
                             FastLine::Empty => continue,
-                            FastLine::Statement(st) => match fast.statement(&st, &mut scope) {
+                            FastLine::Statement(st) => match fast.statement(&st, &mut scope, quads) {
                                 Ok(Some(e)) => {
                                     if let Err(e) = out.emit(Ok(e)) {
                                         sh.fail(LoadError::from_output_io("spilling tuples", e));
@@ -243,7 +243,7 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
                         line,
                         this_line,
                         |q| {
-                            out.emit(enc.quad(&q, &mut scope)).map_err(|e| {
+                            out.emit(enc.quad(&q, &mut scope, quads)).map_err(|e| {
                                 sh.fail(LoadError::from_output_io("spilling", e));
                                 Stop
                             })
@@ -274,7 +274,7 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
                         if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
                             return Err(Stop);
                         }
-                        out.emit(enc.quad(&q, &mut scope)).map_err(|e| {
+                        out.emit(enc.quad(&q, &mut scope, f.syntax == Syntax::TriG)).map_err(|e| {
                             sh.fail(LoadError::from_output_io("spilling", e));
                             Stop
                         })

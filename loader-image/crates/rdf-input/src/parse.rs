@@ -21,27 +21,12 @@ pub struct Rejected {
     pub text: String,
 }
 
-fn line_text(data: &[u8], line_index: u64) -> String {
-    let line = data.split(|&b| b == b'\n').nth(line_index as usize).unwrap_or_default();
-    String::from_utf8_lossy(line).trim_end_matches('\r').to_string()
-}
-
-fn rejected_at(data: &[u8], first_line: u64, e: &TurtleSyntaxError) -> Rejected {
-    let loc = e.location();
-    Rejected {
-        position: Position { line: first_line + loc.start.line, column: loc.start.column + 1 },
-        message: e.message().to_string(),
-        text: line_text(data, loc.start.line),
-    }
-}
-
-/// Parses one newline-aligned chunk of an N-Triples/N-Quads file. Every statement goes
-/// to `on_quad` (triples in the default graph) and every bad one to `on_reject` with its
-/// absolute position. Either callback may stop the parse by returning an error.
-///
-/// After the first error the rest of the chunk is parsed line by line, so that one bad
-/// line (an unterminated string, say, which the lexer would run on past the newline)
-/// rejects exactly that line and nothing else.
+/// Parses newline-aligned N-Triples/N-Quads text line by line. The statements of a line go
+/// to `on_quad` (triples in the default graph) only if the whole line is valid; a bad line
+/// goes to `on_reject`, with its absolute position, and none of its statements is kept (the
+/// parser may have read a statement before finding junk after it, as in `<s> <p> <o> <g> <x> .`).
+/// One bad line (an unterminated string, say, which the lexer would run on past the
+/// newline) rejects exactly that line. Either callback may stop the parse with an error.
 pub fn parse_line_chunk<E>(
     syntax: Syntax,
     data: &[u8],
@@ -49,20 +34,25 @@ pub fn parse_line_chunk<E>(
     mut on_quad: impl FnMut(Quad) -> Result<(), E>,
     mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<(), E> {
-    let Some(first_error) = parse_slice(syntax, data, &mut on_quad)? else {
-        return Ok(());
-    };
-    let err_line = first_error.location().start.line;
-    on_reject(rejected_at(data, first_line, &first_error))?;
-    let lines = data.split(|&b| b == b'\n').enumerate().skip(err_line as usize + 1);
-    for (index, line) in lines {
-        if let Some(e) = parse_slice(syntax, line, &mut on_quad)? {
-            let loc = e.location();
-            on_reject(Rejected {
-                position: Position { line: first_line + index as u64, column: loc.start.column + 1 },
+    let mut pending = Vec::new();
+    for (index, line) in data.split(|&b| b == b'\n').enumerate() {
+        pending.clear();
+        let error = parse_slice(syntax, line, &mut |q| {
+            pending.push(q);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        match error {
+            Ok(Some(e)) => on_reject(Rejected {
+                position: Position { line: first_line + index as u64, column: e.location().start.column + 1 },
                 message: e.message().to_string(),
                 text: String::from_utf8_lossy(line).trim_end_matches('\r').to_string(),
-            })?;
+            })?,
+            Ok(None) => {
+                for q in pending.drain(..) {
+                    on_quad(q)?;
+                }
+            }
+            Err(never) => match never {},
         }
     }
     Ok(())
@@ -199,6 +189,17 @@ mod tests {
         assert_eq!(bad[1].text, "<http://a> <b> <http://d> .");
         assert!(bad[0].position.column >= 1);
         assert_eq!(bad[0].text, "<http://a> <http://b> \"x .");
+    }
+
+    #[test]
+    fn a_statement_followed_by_junk_on_its_line_is_not_kept() {
+        let c = "<http://a/s> <http://a/p> \"q\" <http://a/g> <http://a/extra> .\n<http://a/s> <http://a/p> \"r\" <http://a/g> .\n";
+        let mut ok = Vec::new();
+        let mut bad = Vec::new();
+        parse_line_chunk::<()>(Syntax::NQuads, c.as_bytes(), 7, |q| { ok.push(q); Ok(()) }, |r| { bad.push(r); Ok(()) }).unwrap();
+        assert_eq!(ok.len(), 1);
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].position.line, 7);
     }
 
     #[test]

@@ -19,6 +19,20 @@ pub const BLOCK_SIZE: usize = 8192;
 const TYPE_BRANCH: u8 = 6; // children are branch blocks
 const TYPE_LEAF_PARENT: u8 = 7; // children are leaf ("records") blocks
 
+/// Writes one block, leaving whole zero pages at its end as a hole (as Jena's memory-mapped
+/// writes do), so that empty and partly filled blocks take no more disk than Jena's.
+fn write_block(w: &mut BufWriter<File>, block: &[u8]) -> io::Result<()> {
+    const PAGE: usize = 4096;
+    let used = block.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+    let keep = used.div_ceil(PAGE) * PAGE;
+    if keep >= block.len() {
+        return w.write_all(block);
+    }
+    w.write_all(&block[..keep])?;
+    w.seek(SeekFrom::Current((block.len() - keep) as i64))?;
+    Ok(())
+}
+
 /// Geometry of a tree, derived from its key and value lengths exactly as dboe does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TreeParams {
@@ -121,7 +135,7 @@ impl PackedTreeWriter {
     pub fn create(dir: &Path, name: &str, p: TreeParams) -> io::Result<PackedTreeWriter> {
         let dat = BufWriter::with_capacity(1 << 20, File::create(dir.join(format!("{name}.dat")))?);
         let mut idn = BufWriter::with_capacity(1 << 20, File::create(dir.join(format!("{name}.idn")))?);
-        idn.write_all(&vec![0u8; p.block_size])?; // block 0 is reserved for the root
+        idn.seek(SeekFrom::Start(p.block_size as u64))?; // block 0 is reserved for the root
         Ok(PackedTreeWriter {
             p,
             dat,
@@ -173,7 +187,7 @@ impl PackedTreeWriter {
         b[0..4].copy_from_slice(&(n as i32).to_be_bytes());
         b[4..8].copy_from_slice(&(-1i32).to_be_bytes());
         b[8..8 + recs.len()].copy_from_slice(recs);
-        self.dat.write_all(b)?;
+        write_block(&mut self.dat, b)?;
         let id = self.leaves_written;
         self.leaves_written += 1;
         let key = recs[(n - 1) * p.rec_len..(n - 1) * p.rec_len + p.key_len].to_vec();
@@ -210,7 +224,7 @@ impl PackedTreeWriter {
         let block_type = self.levels[depth].block_type;
         self.levels[depth].written += 1;
         self.encode_branch(block_type, &b);
-        self.idn.write_all(&self.block_buf)?;
+        write_block(&mut self.idn, &self.block_buf)?;
         self.push_pair(depth + 1, id, sep)
     }
 
@@ -309,17 +323,20 @@ impl PackedTreeWriter {
         let b = &mut self.block_buf;
         b.fill(0);
         b[4..8].copy_from_slice(&(-1i32).to_be_bytes());
-        self.dat.write_all(b)?;
+        write_block(&mut self.dat, b)?;
         self.leaves_written = 1;
         Ok(())
     }
 
     fn write_root_and_state(mut self, s: TreeSummary) -> io::Result<TreeSummary> {
+        let bs = self.p.block_size as u64;
+        self.idn.seek(SeekFrom::Start(0))?;
+        write_block(&mut self.idn, &self.block_buf)?;
         self.idn.flush()?;
-        let f = self.idn.get_mut();
-        f.seek(SeekFrom::Start(0))?;
-        f.write_all(&self.block_buf)?;
+        // Trailing holes need the length set explicitly.
+        self.idn.get_mut().set_len(u64::from(s.branch_blocks) * bs)?;
         self.dat.flush()?;
+        self.dat.get_mut().set_len(u64::from(s.leaf_blocks) * bs)?;
         let mut state = Vec::with_capacity(24);
         state.extend_from_slice(&i64::from(s.root).to_be_bytes());
         state.extend_from_slice(&i64::from(s.branch_blocks).to_be_bytes());

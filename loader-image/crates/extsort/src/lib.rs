@@ -206,11 +206,6 @@ impl<const N: usize> TupleSorter<N> {
         Ok(())
     }
 
-    /// Memory held by the in-memory buffer, in bytes.
-    pub fn memory_bytes(&self) -> usize {
-        self.buf.capacity() * N * 8
-    }
-
     fn sort_buf(&mut self) {
         self.buf.sort_unstable();
         self.buf.dedup();

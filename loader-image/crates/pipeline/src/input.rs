@@ -6,7 +6,7 @@ use std::io::{self, BufReader, Read};
 use std::sync::{Arc, Mutex};
 
 use md5::{Digest, Md5};
-use rdf_input::{Compression, InputFile};
+use rdf_input::InputFile;
 
 /// MD5 of a file's raw (compressed) bytes, filled in once it has been read to the end.
 #[derive(Clone, Debug, Default)]
@@ -49,13 +49,7 @@ pub fn open_input(
     progress: Arc<std::sync::atomic::AtomicU64>,
 ) -> io::Result<Box<dyn Read + Send>> {
     let raw = DigestReader { inner: File::open(&f.path)?, md5: Md5::new(), out: digest, done: false, progress };
-    let buffered = BufReader::with_capacity(1 << 20, raw);
-    Ok(match f.compression {
-        Compression::None => Box::new(buffered),
-        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(buffered)),
-        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(buffered)),
-        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(buffered)?),
-    })
+    rdf_input::decompress(BufReader::with_capacity(1 << 20, raw), f.compression)
 }
 
 /// Runs a reader on its own thread (decompression off the parsing thread), handing over

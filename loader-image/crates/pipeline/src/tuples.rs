@@ -51,14 +51,6 @@ impl<const N: usize> TupleLog<N> {
         Ok(())
     }
 
-    pub fn len(&self) -> u64 {
-        self.spilled + self.buf.len() as u64
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     pub fn finish(mut self) -> io::Result<Logged<N>> {
         let (file, file_bytes) = match self.file.take() {
             Some((p, w)) => {

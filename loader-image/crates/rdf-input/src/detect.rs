@@ -1,5 +1,5 @@
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// RDF syntaxes the loader reads.
@@ -145,15 +145,19 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// Opens a file through its decompressor; multi-member gzip and multi-stream bzip2/zstd
-/// are read to the end.
+/// Opens a file through its decompressor (see [`decompress`]).
 pub fn open_decompressed(path: &Path, compression: Compression) -> io::Result<Box<dyn Read + Send>> {
-    let f = BufReader::with_capacity(1 << 20, File::open(path)?);
+    decompress(BufReader::with_capacity(1 << 20, File::open(path)?), compression)
+}
+
+/// The decompressed bytes of `raw`; multi-member gzip and multi-stream bzip2/zstd are read
+/// to the end.
+pub fn decompress(raw: impl BufRead + Send + 'static, compression: Compression) -> io::Result<Box<dyn Read + Send>> {
     Ok(match compression {
-        Compression::None => Box::new(f),
-        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(f)),
-        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(f)),
-        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(f)?),
+        Compression::None => Box::new(raw),
+        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
+        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(raw)),
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(raw)?),
     })
 }
 

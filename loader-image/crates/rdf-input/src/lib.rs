@@ -8,6 +8,6 @@ pub mod fastline;
 mod parse;
 
 pub use chunks::{Chunk, LineChunker};
-pub use detect::{detect, open_decompressed, Compression, InputFile, Syntax};
+pub use detect::{decompress, detect, open_decompressed, Compression, InputFile, Syntax};
 pub use parse::{parse_line_chunk, parse_terse, Position, Rejected};
 pub use oxrdf;

@@ -152,10 +152,6 @@ impl PackedTreeWriter {
         })
     }
 
-    pub fn params(&self) -> &TreeParams {
-        &self.p
-    }
-
     /// Appends one record. Records must be strictly ascending (unsigned byte order):
     /// Jena never checks this, and an unsorted tree silently gives wrong answers.
     pub fn push(&mut self, rec: &[u8]) -> io::Result<()> {

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::bptree::{PackedTreeWriter, TreeParams, TreeSummary};
+use crate::bptree::{PackedTreeWriter, TreeParams};
 use crate::term::{encode_term, node_hash, Term};
 
 /// Appends terms to a node-table data file (`nodes-data.obj` / `prefixes-data.obj`); the
@@ -30,14 +30,6 @@ impl NodeDataWriter {
         Ok(at)
     }
 
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Flushes and writes the `.bdf` state: (committed length, 0), big-endian.
     pub fn finish(mut self) -> io::Result<u64> {
         self.out.flush()?;
@@ -47,11 +39,6 @@ impl NodeDataWriter {
         std::fs::write(&self.bdf, st)?;
         Ok(self.len)
     }
-}
-
-/// Writes an empty tree (§2.4): `.bpt` = (0, 1, 1), one empty leaf, a root with count 0.
-pub fn write_empty_tree(dir: &Path, name: &str, p: TreeParams) -> io::Result<TreeSummary> {
-    PackedTreeWriter::create(dir, name, p)?.finish()
 }
 
 /// Builds the prefix tables (`prefixes*` node table + `GPU` index) from

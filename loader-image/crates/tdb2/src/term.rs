@@ -16,11 +16,6 @@ pub enum Term<'a> {
     Literal { lex: &'a str, lang: Option<&'a str>, datatype: Option<&'a str> },
 }
 
-/// Which kind a stored term is, from the first byte of its Thrift encoding.
-pub fn kind_of_encoded(bytes: &[u8]) -> Option<u8> {
-    bytes.first().map(|b| b >> 4)
-}
-
 fn put_varint(out: &mut Vec<u8>, mut n: u64) {
     loop {
         let b = (n & 0x7f) as u8;

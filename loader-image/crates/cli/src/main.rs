@@ -85,6 +85,8 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 fn main() -> ExitCode {
+    #[cfg(feature = "failpoints")]
+    let _failpoints = bulkload_pipeline::failpoint::setup();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

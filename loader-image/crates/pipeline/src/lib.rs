@@ -4,6 +4,7 @@
 
 pub mod dict;
 pub mod encode;
+pub mod failpoint;
 mod error;
 mod input;
 pub mod load;

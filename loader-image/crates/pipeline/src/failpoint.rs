@@ -1,0 +1,44 @@
+//! Crash points for the kill tests. Built only with the `failpoints` feature (fail-rs);
+//! without it [`crash_point`] is empty and costs nothing.
+//!
+//! `FAILPOINTS="<name>=return"` makes the process SIGKILL itself when it reaches the point,
+//! `FAILPOINTS="<name>=3*off->return"` on its fourth visit, `<name>=sleep(500)` slows it.
+//! A real SIGKILL: no destructor, no cleanup, no buffered write runs, exactly as when the
+//! kernel's OOM killer or a node failure ends the load.
+
+/// Names of the crash points, phase by phase (the kill tests visit each one).
+pub const POINTS: &[&str] = &[
+    "parse.chunk",
+    "parse.dict_spill",
+    "parse.tuples_spill",
+    "checkpoint.before_rename",
+    "checkpoint.saved",
+    "nodes.term",
+    "nodes.written",
+    "indexes.sort_push",
+    "indexes.record",
+    "indexes.index_done",
+    "finish.stats",
+    "finish.synced",
+    "finish.swap",
+    "finish.renamed",
+];
+
+/// Visits a crash point.
+#[inline(always)]
+pub fn crash_point(name: &'static str) {
+    #[cfg(feature = "failpoints")]
+    if fail::eval(name, |_| ()).is_some() {
+        // SAFETY: raising a signal has no memory-safety preconditions.
+        unsafe {
+            libc::raise(libc::SIGKILL);
+        }
+    }
+    let _ = name;
+}
+
+/// Reads `FAILPOINTS` from the environment; the returned guard keeps them active.
+#[cfg(feature = "failpoints")]
+pub fn setup() -> fail::FailScenario<'static> {
+    fail::FailScenario::setup()
+}

@@ -32,8 +32,8 @@ loader: ## Build the rdf-bulkload binary (release).
 	cd $(LOADER_DIR) && $(CARGO) build --release --locked
 
 .PHONY: test-loader-unit
-test-loader-unit: ## Unit and property tests of the loader crates.
-	cd $(LOADER_DIR) && $(CARGO) test --release --locked --workspace
+test-loader-unit: ## Unit and property tests of the loader crates, and the kill/resume tests (crash points built in).
+	cd $(LOADER_DIR) && $(CARGO) test --release --locked --workspace --features rdf-bulkload/failpoints
 
 # Extra pytest options for the fidelity suites, e.g. PYTEST_ARGS="-k w3c -x".
 PYTEST_ARGS ?=
@@ -45,6 +45,23 @@ test-loader-fidelity: loader tools-jena tools-python ## Fidelity vs Jena 5.6.0: 
 
 .PHONY: test-loader
 test-loader: test-loader-unit test-loader-fidelity ## All loader tests (unit, conformance, fidelity against Jena).
+
+# Fuzzing (loader-image/fuzz/): the input layer and the B+Tree packer, see hack/fuzz.sh.
+# Seconds per target for `make fuzz`; FUZZ_TARGETS picks targets (default: all).
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?=
+
+.PHONY: fuzz-build
+fuzz-build: ## Build the loader's fuzz targets (cargo-fuzz from crates.io into $(RDF_BULKLOAD_CACHE)).
+	bash hack/fuzz.sh build
+
+.PHONY: test-fuzz
+test-fuzz: fuzz-build ## Fuzz targets: a fixed, seeded number of inputs each, from the committed seeds (~3 min).
+	bash hack/fuzz.sh check
+
+.PHONY: fuzz
+fuzz: fuzz-build ## Fuzz for FUZZ_SECONDS per target, growing loader-image/fuzz/corpus/ (FUZZ_TARGETS=...).
+	bash hack/fuzz.sh run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 ##@ Tooling (installed from package registries into $(RDF_BULKLOAD_CACHE))
 

@@ -64,6 +64,10 @@ enum Command {
         /// build report as "source".
         #[arg(long, value_name = "FILE")]
         source_report: Option<PathBuf>,
+        /// Start over: discard the checkpoint an interrupted run of this load left in the
+        /// work directory (by default a rerun with the same inputs and options resumes it).
+        #[arg(long)]
+        fresh: bool,
     },
 }
 
@@ -96,7 +100,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Load { loc, files, on_error, max_rejects, rejects, report, tmpdir, threads, memory, base, replace, source_report } => {
+        Command::Load { loc, files, on_error, max_rejects, rejects, report, tmpdir, threads, memory, base, replace, source_report, fresh } => {
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             // SIGTERM/SIGINT stop the load at the next safe point (exit code 6); nothing is
             // left at --loc and temporary files are removed.
@@ -124,6 +128,7 @@ fn main() -> ExitCode {
                 replace,
                 source_report,
                 interrupt,
+                fresh,
             };
             match load(&opts) {
                 Ok(r) => {

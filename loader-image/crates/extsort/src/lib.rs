@@ -9,18 +9,20 @@ use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The one owner of temporary files: every spill file lives in its directory, which is
 /// removed with everything in it when the last handle is dropped (on success, on error,
-/// on panic).
+/// on panic) unless [`preserve`](SpillDir::preserve) was called: a load that stops with a
+/// checkpoint keeps its work files for the run that resumes it.
 #[derive(Debug)]
 pub struct SpillDir {
     path: PathBuf,
     next: AtomicU64,
     bytes: AtomicU64,
     peak: AtomicU64,
+    preserve: AtomicBool,
 }
 
 impl SpillDir {
@@ -31,7 +33,45 @@ impl SpillDir {
             std::fs::remove_dir_all(&path)?;
         }
         std::fs::create_dir_all(&path)?;
-        Ok(Arc::new(SpillDir { path, next: AtomicU64::new(0), bytes: AtomicU64::new(0), peak: AtomicU64::new(0) }))
+        Ok(Arc::new(SpillDir::at(path, 0)))
+    }
+
+    fn at(path: PathBuf, next: u64) -> SpillDir {
+        SpillDir { path, next: AtomicU64::new(next), bytes: AtomicU64::new(0), peak: AtomicU64::new(0), preserve: AtomicBool::new(false) }
+    }
+
+    /// Opens `<parent>/<name>` as left by an earlier run, keeping the files named in
+    /// `keep` (and in `also_keep`, not counted as spill bytes) and removing every other one:
+    /// the debris of work that did not reach a checkpoint. New files get numbers after the
+    /// kept ones.
+    pub fn reopen(parent: &Path, name: &str, keep: &[String], also_keep: &[&str]) -> io::Result<Arc<SpillDir>> {
+        let path = parent.join(name);
+        std::fs::create_dir_all(&path)?;
+        let mut next = 0;
+        let mut bytes = 0;
+        for e in std::fs::read_dir(&path)? {
+            let e = e?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if also_keep.contains(&name.as_str()) {
+                continue;
+            }
+            if !keep.contains(&name) {
+                std::fs::remove_file(e.path())?;
+                continue;
+            }
+            bytes += e.metadata()?.len();
+            if let Some(n) = name.strip_suffix(".run").and_then(|s| s.rsplit('-').next()).and_then(|n| n.parse::<u64>().ok()) {
+                next = next.max(n + 1);
+            }
+        }
+        for k in keep {
+            if !path.join(k).exists() {
+                return Err(io::Error::new(io::ErrorKind::NotFound, format!("work file {} is missing", path.join(k).display())));
+            }
+        }
+        let dir = SpillDir::at(path, next);
+        dir.add_bytes(bytes);
+        Ok(Arc::new(dir))
     }
 
     pub fn path(&self) -> &Path {
@@ -60,11 +100,18 @@ impl SpillDir {
     pub fn peak_bytes(&self) -> u64 {
         self.peak.load(Ordering::Relaxed)
     }
+
+    /// Keeps the directory and its files when the last handle is dropped.
+    pub fn preserve(&self) {
+        self.preserve.store(true, Ordering::SeqCst);
+    }
 }
 
 impl Drop for SpillDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        if !self.preserve.load(Ordering::SeqCst) {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
     }
 }
 
@@ -347,5 +394,29 @@ mod tests {
         let p = spill.path().to_path_buf();
         drop(spill);
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn reopen_keeps_named_files_and_removes_debris() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spill = SpillDir::create(tmp.path(), "w").unwrap();
+        let (a, mut fa) = spill.new_file("dict").unwrap();
+        fa.write_all(b"kept").unwrap();
+        let (b, _) = spill.new_file("t").unwrap();
+        std::fs::write(spill.path().join("checkpoint.json"), b"{}").unwrap();
+        spill.preserve();
+        drop(spill);
+        let keep = vec![a.file_name().unwrap().to_string_lossy().into_owned()];
+        let spill = SpillDir::reopen(tmp.path(), "w", &keep, &["checkpoint.json"]).unwrap();
+        assert!(a.exists() && !b.exists(), "kept the named file, removed the other");
+        assert!(spill.path().join("checkpoint.json").exists());
+        assert_eq!(spill.bytes_in_use(), 4);
+        let (c, _) = spill.new_file("dict").unwrap();
+        assert_ne!(c, a, "new files do not overwrite kept ones");
+        assert!(c.to_string_lossy().ends_with("-000001.run"), "{}", c.display());
+        let missing = vec!["gone-000009.run".to_string()];
+        drop(spill);
+        assert!(!tmp.path().join("w").exists(), "not preserved: removed on drop");
+        assert!(SpillDir::reopen(tmp.path(), "w", &missing, &[]).is_err(), "a named file that is missing is an error");
     }
 }

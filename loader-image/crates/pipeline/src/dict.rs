@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use extsort::SpillDir;
+
+use crate::checkpoint::ShardState;
 use hashbrown::HashTable;
 
 const SHARD_BITS: u32 = 6;
@@ -204,6 +206,7 @@ impl Dictionary {
         if sh.len() == 0 {
             return Ok(());
         }
+        crate::failpoint::crash_point("parse.dict_spill");
         let (path, f) = self.spill.new_file("dict")?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
         let mut written = 0u64;
@@ -228,10 +231,12 @@ impl Dictionary {
         Ok(())
     }
 
-    /// Spills every shard, freeing the dictionary's memory (before the remap table is
-    /// allocated, when both would not fit together).
-    pub fn spill_all(&self) -> io::Result<()> {
-        for m in &self.shards {
+    /// Spills every shard and makes the runs durable, for the parse checkpoint: per shard,
+    /// the ids it handed out and its run files (names in the spill directory).
+    pub fn checkpoint(&self) -> io::Result<Vec<ShardState>> {
+        use rayon::prelude::*;
+        // Shards spill in parallel: each sorts its entries and writes its own run.
+        self.shards.par_iter().try_for_each(|m| -> io::Result<()> {
             let mut sh = m.lock().expect("dictionary shard poisoned");
             self.spill_shard(&mut sh)?;
             sh.table = HashTable::new();
@@ -239,8 +244,36 @@ impl Dictionary {
             sh.starts = Vec::new();
             sh.keys = Vec::new();
             self.account(&mut sh);
+            for run in &sh.runs {
+                File::open(run)?.sync_data()?;
+            }
+            Ok(())
+        })?;
+        Ok(self
+            .shards
+            .iter()
+            .map(|m| {
+                let sh = m.lock().expect("dictionary shard poisoned");
+                ShardState {
+                    ids: sh.base,
+                    runs: sh.runs.iter().map(|r| r.file_name().expect("run file").to_string_lossy().into_owned()).collect(),
+                }
+            })
+            .collect())
+    }
+
+    /// The dictionary as a checkpoint left it: every entry in its shard's runs.
+    pub fn restore(shards: &[ShardState], spill: Arc<SpillDir>) -> io::Result<Dictionary> {
+        if shards.len() != SHARDS {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, format!("checkpoint has {} dictionary shards, not {SHARDS}", shards.len())));
         }
-        Ok(())
+        let d = Dictionary::new(0, spill);
+        for (m, st) in d.shards.iter().zip(shards) {
+            let mut sh = m.lock().expect("dictionary shard poisoned");
+            sh.base = st.ids;
+            sh.runs = st.runs.iter().map(|r| d.spill.path().join(r)).collect();
+        }
+        Ok(d)
     }
 
     /// Bytes held by the dictionary (accounted against the memory budget).
@@ -280,6 +313,22 @@ impl Dictionary {
             m.advance(s)?;
         }
         Ok((m, remap))
+    }
+}
+
+impl TermMerge {
+    /// Deletes the dictionary's run files (once the node table is durable).
+    pub fn remove_runs(self) -> io::Result<()> {
+        let TermMerge { shards, sources, _spill: spill, .. } = self;
+        drop(sources); // close the files first
+        for sh in shards {
+            for r in sh.runs {
+                let bytes = std::fs::metadata(&r)?.len();
+                std::fs::remove_file(&r)?;
+                spill.release_bytes(bytes);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -382,6 +431,46 @@ impl Remap {
     }
 }
 
+impl Remap {
+    /// Writes the table to a work file (durably): shard count, then each shard's length
+    /// and ids, little-endian.
+    pub fn save(&self, path: &std::path::Path) -> io::Result<u64> {
+        let f = File::create(path)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        w.write_all(&(self.per_shard.len() as u64).to_le_bytes())?;
+        let mut bytes = 8;
+        for ids in &self.per_shard {
+            w.write_all(&(ids.len() as u64).to_le_bytes())?;
+            for id in ids {
+                w.write_all(&id.to_le_bytes())?;
+            }
+            bytes += 8 + 8 * ids.len() as u64;
+        }
+        w.into_inner().map_err(|e| e.into_error())?.sync_data()?;
+        Ok(bytes)
+    }
+
+    pub fn load(path: &std::path::Path) -> io::Result<Remap> {
+        let mut r = BufReader::with_capacity(1 << 20, File::open(path)?);
+        let mut b8 = [0u8; 8];
+        let mut next = |r: &mut BufReader<File>| -> io::Result<u64> {
+            r.read_exact(&mut b8)?;
+            Ok(u64::from_le_bytes(b8))
+        };
+        let shards = next(&mut r)?;
+        let mut per_shard = Vec::with_capacity(shards as usize);
+        for _ in 0..shards {
+            let n = next(&mut r)?;
+            let mut ids = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                ids.push(next(&mut r)?);
+            }
+            per_shard.push(ids);
+        }
+        Ok(Remap { per_shard })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,10 +480,10 @@ mod tests {
         md5::Md5::digest(b).into()
     }
 
-    fn check(budget: u64, expect_spill: bool) {
+    fn check(budget: u64, expect_spill: bool, restore: bool) {
         let tmp = tempfile::tempdir().unwrap();
         let spill = SpillDir::create(tmp.path(), "s").unwrap();
-        let d = Dictionary::new(budget, spill);
+        let d = Dictionary::new(budget, spill.clone());
         let words: Vec<String> = (0..90_000).map(|i| format!("term-{}-{}", i % 30_000, "x".repeat(100 + i % 40))).collect();
         let mut ids = Vec::new();
         for w in &words {
@@ -403,6 +492,14 @@ mod tests {
         // 64 shards, each at least 64 KiB: the smallest budget the dictionary honours.
         assert!(d.memory_bytes() <= budget.max(64 * (64 << 10)), "memory {} over budget", d.memory_bytes());
         assert_eq!(d.spilled_entries() > 0, expect_spill);
+        let d = if restore {
+            // As a resumed load: everything to durable runs, then a dictionary rebuilt from them.
+            let state = d.checkpoint().unwrap();
+            assert_eq!(d.memory_bytes(), 0, "a checkpointed dictionary holds no memory");
+            Dictionary::restore(&state, spill.clone()).unwrap()
+        } else {
+            d
+        };
         let (mut merge, mut remap) = d.into_merge().unwrap();
         let mut offset = 0u64;
         let mut last: Option<[u8; 16]> = None;
@@ -426,15 +523,30 @@ mod tests {
         }
         let finals: std::collections::HashSet<_> = by_word.values().collect();
         assert_eq!(finals.len(), by_word.len());
+        // The remap table survives a round trip through its work file.
+        let path = tmp.path().join("remap.bin");
+        remap.save(&path).unwrap();
+        let back = Remap::load(&path).unwrap();
+        for id in &ids {
+            assert_eq!(back.map(*id), remap.map(*id));
+        }
+        merge.remove_runs().unwrap();
+        assert_eq!(spill.bytes_in_use(), 0, "run files released");
     }
 
     #[test]
     fn in_memory_dictionary() {
-        check(1 << 30, false);
+        check(1 << 30, false, false);
+    }
+
+    #[test]
+    fn checkpointed_and_restored_dictionary_gives_the_same_mapping() {
+        check(1 << 30, false, true);
+        check(64 * (64 << 10), true, true);
     }
 
     #[test]
     fn spilling_dictionary_gives_the_same_mapping() {
-        check(64 * (64 << 10), true);
+        check(64 * (64 << 10), true, false);
     }
 }

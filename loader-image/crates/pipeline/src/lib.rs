@@ -2,6 +2,7 @@
 //! node table in MD5 order, sort and pack every index, write statistics and the report,
 //! and rename the finished database into place.
 
+pub mod checkpoint;
 pub mod dict;
 pub mod encode;
 pub mod failpoint;

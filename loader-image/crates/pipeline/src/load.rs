@@ -1,5 +1,6 @@
 //! The load: parse and encode → node table → indexes → finish, each phase separable.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -15,7 +16,11 @@ use tdb2::stats::{Stats, RDF_TYPE};
 use tdb2::term::{decode_term, DecodedTerm};
 use tdb2::{PackedTreeWriter, TreeParams, GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
 
+use crate::checkpoint::{
+    sync_files, BuildIdentity, Checkpoint, IdStatsState, IndexState, InputIdentity, LogState, NodesState, ParseState, CHECKPOINT_FILE,
+};
 use crate::dict::{Dictionary, Remap, TermMerge};
+use crate::failpoint::crash_point;
 use crate::tuples::{Logged, TupleLog};
 use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use crate::error::LoadError;
@@ -56,6 +61,8 @@ pub struct LoadOptions {
     pub source_report: Option<PathBuf>,
     /// Set (by a signal handler) to stop at the next safe point with [`LoadError::Interrupted`].
     pub interrupt: Arc<AtomicBool>,
+    /// Discard the checkpoint of an earlier run of this load instead of resuming it.
+    pub fresh: bool,
 }
 
 impl LoadOptions {
@@ -289,6 +296,7 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
             }
         }
         out.rejects.append(&mut local_rejects);
+        crash_point("parse.chunk");
     }
     out
 }
@@ -336,12 +344,21 @@ struct Timer {
 }
 
 impl Timer {
-    fn lap(&mut self, name: &str) {
+    /// Ends a phase; returns its seconds.
+    fn lap(&mut self, name: &str) -> f64 {
         let now = Instant::now();
         let seconds = (now - self.at).as_secs_f64();
         eprintln!("{{\"phase\":\"{name}\",\"seconds\":{seconds:.3}}}");
         self.phases.push(PhaseReport { name: name.to_string(), seconds });
         self.at = now;
+        seconds
+    }
+
+    /// A phase an earlier run completed (its seconds from the checkpoint).
+    fn resumed(&mut self, name: &str, seconds: f64) {
+        eprintln!("{{\"phase\":\"{name}\",\"seconds\":{seconds:.3},\"resumed\":true}}");
+        self.phases.push(PhaseReport { name: name.to_string(), seconds });
+        self.at = Instant::now();
     }
 }
 
@@ -396,21 +413,92 @@ fn sibling(loc: &Path, suffix: &str) -> PathBuf {
     parent.join(format!(".{name}.{suffix}"))
 }
 
-/// Loads the inputs into a new TDB2 database at `opts.loc`.
+/// Where a load keeps its work: the temporary database directory beside the target, and
+/// the work (spill) directory with the checkpoint.
+struct Places {
+    building: PathBuf,
+    gen_dir: PathBuf,
+    work_parent: PathBuf,
+    work_name: String,
+}
+
+impl Places {
+    fn of(opts: &LoadOptions) -> Places {
+        let building = sibling(&opts.loc, "building");
+        let work_parent = opts.tmpdir.clone().unwrap_or_else(|| building.parent().unwrap_or(Path::new(".")).to_path_buf());
+        let work_name = format!(
+            ".{}.spill",
+            opts.loc.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "db".into())
+        );
+        Places { gen_dir: building.join(GENERATION_DIR), building, work_parent, work_name }
+    }
+    fn work_dir(&self) -> PathBuf {
+        self.work_parent.join(&self.work_name)
+    }
+}
+
+fn identity(opts: &LoadOptions, files: &[InputFile], rejects_path: &Path) -> Result<BuildIdentity, LoadError> {
+    let mut inputs = Vec::with_capacity(files.len());
+    for f in files {
+        inputs.push(InputIdentity::of(&f.path).map_err(|e| LoadError::InputMissing { path: f.path.clone(), message: e.to_string() })?);
+    }
+    Ok(BuildIdentity {
+        loader_version: env!("CARGO_PKG_VERSION").into(),
+        loc: opts.loc.display().to_string(),
+        on_error: match opts.on_error {
+            OnError::Strict => "strict".into(),
+            OnError::Skip => "skip".into(),
+        },
+        max_rejects: opts.max_rejects,
+        rejects_file: rejects_path.display().to_string(),
+        base: opts.base.clone(),
+        inputs,
+    })
+}
+
+/// The checkpoint an earlier run of this same load left, if any; a checkpoint of another
+/// load (changed inputs or options) is reported and discarded.
+fn checkpoint_to_resume(opts: &LoadOptions, places: &Places, identity: &BuildIdentity) -> Option<Checkpoint> {
+    let work = places.work_dir();
+    let cp = match Checkpoint::read(&work) {
+        Ok(Some(cp)) => cp,
+        Ok(None) => return None,
+        Err(e) => {
+            log_event("checkpoint_discarded", &work, &format!("unreadable checkpoint ({e}); starting over"));
+            return None;
+        }
+    };
+    if opts.fresh {
+        log_event("checkpoint_discarded", &work, &format!("--fresh: not resuming after {}; starting over", cp.last_step()));
+        return None;
+    }
+    if let Some(why) = cp.identity.difference(identity) {
+        log_event("checkpoint_discarded", &work, &format!("the checkpoint after {} is for another load: {why}; starting over", cp.last_step()));
+        return None;
+    }
+    if cp.building != places.building.display().to_string() {
+        log_event("checkpoint_discarded", &work, "the checkpoint names another build directory; starting over");
+        return None;
+    }
+    if cp.nodes.is_some() && !places.gen_dir.is_dir() && !(cp.finished && opts.loc.is_dir()) {
+        log_event("checkpoint_discarded", &work, &format!("{} is gone; starting over", places.building.display()));
+        return None;
+    }
+    Some(cp)
+}
+
+/// A JSON log line about the load's own state (not progress).
+fn log_event(event: &str, path: &Path, message: &str) {
+    eprintln!("{}", serde_json::json!({"event": event, "path": path.display().to_string(), "message": message}));
+}
+
+/// Loads the inputs into a new TDB2 database at `opts.loc`, resuming an earlier run of the
+/// same load from its last checkpoint.
 pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
     let started = Instant::now();
     let mut timer = Timer { phases: Vec::new(), at: started };
     if opts.inputs.is_empty() {
         return Err(LoadError::Usage("no input files".into()));
-    }
-    if opts.loc.exists() && !opts.replace {
-        let empty = opts.loc.is_dir() && fs::read_dir(&opts.loc).map(|mut d| d.next().is_none()).unwrap_or(false);
-        if !empty {
-            return Err(LoadError::Usage(format!(
-                "{} already exists; choose another --loc or pass --replace",
-                opts.loc.display()
-            )));
-        }
     }
     let mut files = Vec::with_capacity(opts.inputs.len());
     for p in expand_inputs(&opts.inputs)? {
@@ -424,6 +512,29 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
         s.push(".rejects.jsonl");
         PathBuf::from(s)
     });
+    let places = Places::of(opts);
+    let identity = identity(opts, &files, &rejects_path)?;
+    let resumed = checkpoint_to_resume(opts, &places, &identity);
+
+    // Killed after the rename into place, before the work directory was removed: the
+    // database is complete.
+    if let Some(cp) = resumed.as_ref().filter(|cp| cp.finished && !places.building.exists()) {
+        if let Ok(report) = fs::read(opts.loc.join(REPORT_FILE)).map_err(io::Error::from).and_then(|b| serde_json::from_slice::<Report>(&b).map_err(io::Error::from)) {
+            log_event("already_complete", &opts.loc, &format!("the database was completed by the run that checkpointed after {}", cp.last_step()));
+            let _ = fs::remove_dir_all(sibling(&opts.loc, "old"));
+            fs::remove_dir_all(places.work_dir()).map_err(|e| LoadError::from_output_io("removing the work directory", e))?;
+            return Ok(report);
+        }
+    }
+    if opts.loc.exists() && !opts.replace {
+        let empty = opts.loc.is_dir() && fs::read_dir(&opts.loc).map(|mut d| d.next().is_none()).unwrap_or(false);
+        if !empty {
+            return Err(LoadError::Usage(format!(
+                "{} already exists; choose another --loc or pass --replace",
+                opts.loc.display()
+            )));
+        }
+    }
 
     // Read up front: a bad --source-report must not cost a whole load.
     let source = match &opts.source_report {
@@ -433,22 +544,63 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
         }
         None => None,
     };
+    fs::create_dir_all(&places.work_parent).map_err(|e| LoadError::from_output_io("creating --tmpdir", e))?;
 
-    // Build under a temporary name beside the target; rename into place only when complete.
-    let building = sibling(&opts.loc, "building");
-    if building.exists() {
-        fs::remove_dir_all(&building).map_err(|e| LoadError::from_output_io("removing a stale build", e))?;
-    }
-    let gen_dir = building.join(GENERATION_DIR);
-    fs::create_dir_all(&gen_dir).map_err(|e| LoadError::from_output_io("creating the build directory", e))?;
-    let result = build(opts, &files, source, &building, &gen_dir, &rejects_path, &mut timer, started);
-    match result {
-        Ok(report) => Ok(report),
-        Err(e) => {
-            let _ = fs::remove_dir_all(&building);
-            Err(e)
+    let reopened = resumed.and_then(|cp| {
+        match SpillDir::reopen(&places.work_parent, &places.work_name, &cp.live_files(), &[CHECKPOINT_FILE]) {
+            Ok(spill) => Some((cp, spill)),
+            Err(e) => {
+                log_event("checkpoint_discarded", &places.work_dir(), &format!("{e}; starting over"));
+                None
+            }
+        }
+    });
+    let (cp, spill) = match reopened {
+        Some((cp, spill)) => {
+            log_event("resuming", &places.work_dir(), &format!("resuming after {}", cp.last_step()));
+            if cp.nodes.is_none() {
+                // Nothing in the build directory is checkpointed yet.
+                let _ = fs::remove_dir_all(&places.building);
+            }
+            fs::create_dir_all(&places.gen_dir).map_err(|e| LoadError::from_output_io("creating the build directory", e))?;
+            (cp, spill)
+        }
+        None => {
+            // Build under a temporary name beside the target; rename into place only when complete.
+            if places.building.exists() {
+                fs::remove_dir_all(&places.building).map_err(|e| LoadError::from_output_io("removing a stale build", e))?;
+            }
+            fs::create_dir_all(&places.gen_dir).map_err(|e| LoadError::from_output_io("creating the build directory", e))?;
+            let spill = SpillDir::create(&places.work_parent, &places.work_name)
+                .map_err(|e| LoadError::from_output_io("creating the work directory", e))?;
+            (Checkpoint::new(identity, &places.building), spill)
+        }
+    };
+    let result = build(opts, &files, source, &places, &rejects_path, &mut timer, started, &spill, cp);
+    if let Err(e) = &result {
+        // A stop that a rerun can resume (a signal, a full disk, a transient I/O error) keeps
+        // the work up to the last checkpoint; anything else leaves no trace.
+        let resumable = matches!(e, LoadError::Interrupted | LoadError::Resources(_) | LoadError::Transient(_));
+        match Checkpoint::read(spill.path()) {
+            Ok(Some(cp)) if resumable => {
+                spill.preserve();
+                log_event(
+                    "resumable",
+                    spill.path(),
+                    &format!(
+                        "the work up to the checkpoint after {} is kept here and in {}; run the same command again to resume \
+                         (--fresh to start over)",
+                        cp.last_step(),
+                        places.building.display()
+                    ),
+                );
+            }
+            _ => {
+                let _ = fs::remove_dir_all(&places.building);
+            }
         }
     }
+    result
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -456,25 +608,183 @@ fn build(
     opts: &LoadOptions,
     files: &[InputFile],
     source: Option<serde_json::Value>,
-    building: &Path,
-    gen_dir: &Path,
+    places: &Places,
     rejects_path: &Path,
     timer: &mut Timer,
     started: Instant,
+    spill: &Arc<SpillDir>,
+    mut cp: Checkpoint,
 ) -> Result<Report, LoadError> {
-    let tmp_parent = opts.tmpdir.clone().unwrap_or_else(|| building.parent().unwrap_or(Path::new(".")).to_path_buf());
-    fs::create_dir_all(&tmp_parent).map_err(|e| LoadError::from_output_io("creating --tmpdir", e))?;
-    let spill_name = format!(
-        ".{}.spill",
-        opts.loc.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "db".into())
-    );
-    let spill = SpillDir::create(&tmp_parent, &spill_name).map_err(|e| LoadError::from_output_io("creating the spill directory", e))?;
+    let work = spill.path().to_path_buf();
+    let gen_dir = places.gen_dir.as_path();
+    let save = |cp: &Checkpoint| cp.save(&work).map_err(|e| LoadError::from_output_io("saving a checkpoint", e));
+    let resumed_after = (cp.parse.is_some()).then(|| cp.last_step());
+    if cp.finished {
+        // Killed between the last checkpoint and the rename: the database is complete.
+        let report_file = places.building.join(REPORT_FILE);
+        let json = fs::read(&report_file).map_err(|e| LoadError::from_output_io("reading the build report", e))?;
+        let mut report: Report = serde_json::from_slice(&json).map_err(|e| LoadError::Internal(format!("build report: {e}")))?;
+        report.resumed_after = resumed_after;
+        let json = serde_json::to_string_pretty(&report).map_err(|e| LoadError::Internal(e.to_string()))?;
+        fs::write(&report_file, &json)
+            .and_then(|_| File::open(&report_file)?.sync_all())
+            .map_err(|e| LoadError::from_output_io("writing the report", e))?;
+        put_in_place(opts, &places.building)?;
+        if let Some(extra) = &opts.report {
+            fs::write(extra, &json).map_err(|e| LoadError::from_output_io("writing --report", e))?;
+        }
+        return Ok(report);
+    }
 
     // ---- Memory plan: fixed buffers first, then shares of what is left.
     let threads = opts.threads.max(1);
     let plan = MemoryPlan::new(opts.memory, threads)?;
 
     // ---- Phase 1: parse and encode
+    let parse = match cp.parse.clone() {
+        Some(p) => {
+            timer.resumed("parse", p.seconds);
+            p
+        }
+        None => {
+            let mut p = parse_phase(opts, files, spill, &plan, rejects_path)?;
+            p.seconds = timer.lap("parse");
+            cp.parse = Some(p.clone());
+            save(&cp)?;
+            p
+        }
+    };
+    opts.check_interrupt()?;
+
+    // ---- Phase 2: node table, in MD5 order; each term's offset is its NodeId
+    let ids_assigned: u64 = parse.dictionary.iter().map(|s| s.ids).sum();
+    let remap_bytes = ids_assigned * 8;
+    let sort_budget = plan.sorting(remap_bytes)?;
+    let remap_file = "remap.bin";
+    let (nodes, remap) = match cp.nodes.clone() {
+        Some(n) => {
+            timer.resumed("nodes", n.seconds);
+            (n, None)
+        }
+        None => {
+            let dict = Dictionary::restore(&parse.dictionary, spill.clone()).map_err(|e| LoadError::Internal(e.to_string()))?;
+            let (mut merge, mut remap) = dict.into_merge().map_err(|e| LoadError::from_output_io("merging the dictionary", e))?;
+            let (distinct_terms, node_data_bytes, rdf_type) =
+                write_node_table(gen_dir, &mut merge, &mut remap, &opts.interrupt).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
+            crash_point("nodes.written");
+            sync_files(gen_dir, ["nodes-data.obj", "nodes-data.bdf", "nodes.dat", "nodes.idn", "nodes.bpt"])
+                .and_then(|_| remap.save(&work.join(remap_file)))
+                .map_err(|e| LoadError::from_output_io("syncing the node table", e))?;
+            let n = NodesState { seconds: timer.lap("nodes"), distinct_terms, node_data_bytes, rdf_type, remap_file: remap_file.into() };
+            cp.nodes = Some(n.clone());
+            save(&cp)?;
+            // The node table is durable: the dictionary's runs are not needed any more.
+            merge.remove_runs().map_err(|e| LoadError::from_output_io("removing dictionary runs", e))?;
+            (n, Some(remap))
+        }
+    };
+    opts.check_interrupt()?;
+
+    // ---- Phase 3: indexes (each one checkpointed when done)
+    let triple_logs: Vec<Logged<3>> = parse.triple_logs.iter().map(|l| logged_from(&work, l)).collect();
+    let quad_logs: Vec<Logged<4>> = parse.quad_logs.iter().map(|l| logged_from(&work, l)).collect();
+    let todo = TRIPLE_INDEXES.len() + QUAD_INDEXES.len() - cp.indexes.len();
+    let index_started = Instant::now();
+    let earlier_seconds = cp.indexes_seconds;
+    let cp = Mutex::new(cp);
+    let on_index_done = |name: &str, state: IndexState| -> io::Result<()> {
+        crash_point("indexes.index_done");
+        let mut cp = cp.lock().expect("checkpoint");
+        cp.indexes.insert(name.to_string(), state);
+        cp.indexes_seconds = earlier_seconds + index_started.elapsed().as_secs_f64();
+        cp.save(&work)
+    };
+    let done: BTreeMap<String, IndexState> = cp.lock().expect("checkpoint").indexes.clone();
+    if todo == 0 {
+        timer.resumed("indexes", earlier_seconds);
+    } else {
+        let remap = match remap {
+            Some(r) => r,
+            None => Remap::load(&work.join(&nodes.remap_file)).map_err(|e| LoadError::from_output_io("reading the id remap table", e))?,
+        };
+        build_indexes(gen_dir, spill, &remap, &triple_logs, &quad_logs, sort_budget, threads, nodes.rdf_type, &done, &on_index_done, &opts.interrupt)
+            .map_err(|e| LoadError::from_output_io("building indexes", e))?;
+        timer.lap("indexes");
+    }
+    opts.check_interrupt()?;
+    let mut cp = cp.into_inner().expect("checkpoint");
+    let count = |name: &str| cp.indexes.get(name).map_or(0, |s| s.records);
+    let (triples, quads) = (count(TRIPLE_INDEXES[0].0), count(QUAD_INDEXES[0].0));
+    let id_stats = IdStats::from_state(cp.indexes.get("POS").and_then(|s| s.stats.clone()).unwrap_or_default());
+
+    // ---- Phase 4: prefixes, statistics, journal; make durable; rename into place
+    write_prefix_tables(gen_dir, &parse.prefixes).map_err(|e| LoadError::from_output_io("writing prefixes", e))?;
+    write_empty_journal(gen_dir).map_err(|e| LoadError::from_output_io("writing the journal", e))?;
+    let stats = resolve_stats(gen_dir, id_stats).map_err(|e| LoadError::from_output_io("reading back statistics", e))?;
+    fs::write(gen_dir.join("stats.opt"), tdb2::stats::render(&stats)).map_err(|e| LoadError::from_output_io("writing stats.opt", e))?;
+    crash_point("finish.stats");
+    let building = places.building.as_path();
+    let database_bytes = dir_size(building);
+    let mut report = Report::new(opts, files, &parse.input_md5);
+    report.source = source;
+    report.statements = parse.statements;
+    report.triples = triples;
+    report.quads = quads;
+    report.distinct_terms = nodes.distinct_terms;
+    report.rejects = parse.rejects;
+    report.rejects_file = (opts.on_error == OnError::Skip).then(|| rejects_path.display().to_string());
+    report.prefixes = parse.prefixes.len() as u64;
+    report.node_table_bytes = nodes.node_data_bytes;
+    report.dictionary_bytes = parse.dictionary_bytes;
+    report.dictionary_spilled_terms = parse.dictionary_spilled_terms;
+    report.temp_disk_peak_bytes = spill.peak_bytes();
+    report.database_bytes = database_bytes;
+    report.resumed_after = resumed_after;
+    timer.lap("finish");
+    report.phases = std::mem::take(&mut timer.phases);
+    report.duration_seconds = started.elapsed().as_secs_f64();
+    report.peak_rss_bytes = peak_rss_bytes();
+    let json = serde_json::to_string_pretty(&report).map_err(|e| LoadError::Internal(e.to_string()))?;
+    fs::write(building.join(REPORT_FILE), &json).map_err(|e| LoadError::from_output_io("writing the report", e))?;
+    sync_tree(building).map_err(|e| LoadError::from_output_io("syncing the database", e))?;
+    crash_point("finish.synced");
+    cp.finished = true;
+    save(&cp)?;
+    put_in_place(opts, building)?;
+    if let Some(extra) = &opts.report {
+        fs::write(extra, &json).map_err(|e| LoadError::from_output_io("writing --report", e))?;
+    }
+    Ok(report)
+}
+
+/// Renames the complete database into place (swapping out an old one with --replace).
+fn put_in_place(opts: &LoadOptions, building: &Path) -> Result<(), LoadError> {
+    if opts.loc.exists() {
+        // --replace (or an empty directory): move the old one aside, then swap.
+        let old = sibling(&opts.loc, "old");
+        let _ = fs::remove_dir_all(&old);
+        fs::rename(&opts.loc, &old).map_err(|e| LoadError::from_output_io("moving the old database aside", e))?;
+        crash_point("finish.swap");
+        fs::rename(building, &opts.loc).map_err(|e| LoadError::from_output_io("renaming into place", e))?;
+    } else {
+        fs::rename(building, &opts.loc).map_err(|e| LoadError::from_output_io("renaming into place", e))?;
+    }
+    if let Some(parent) = opts.loc.parent().filter(|p| !p.as_os_str().is_empty()) {
+        let _ = File::open(parent).and_then(|d| d.sync_all());
+    }
+    crash_point("finish.renamed");
+    let _ = fs::remove_dir_all(sibling(&opts.loc, "old")); // also one left by a run killed mid-swap
+    Ok(())
+}
+
+fn logged_from<const N: usize>(work: &Path, l: &LogState) -> Logged<N> {
+    Logged::from_state(l.file.as_ref().map(|f| work.join(f)), l.file_bytes, l.tuples)
+}
+
+/// Phase 1: parses and encodes every input; leaves the dictionary and the tuple logs
+/// durable in the work directory and returns what the checkpoint records of them.
+fn parse_phase(opts: &LoadOptions, files: &[InputFile], spill: &Arc<SpillDir>, plan: &MemoryPlan, rejects_path: &Path) -> Result<ParseState, LoadError> {
+    let threads = opts.threads.max(1);
     let sh = ParseShared {
         opts,
         files,
@@ -561,11 +871,18 @@ fn build(
     let mut statements = 0;
     let mut triple_logs = Vec::new();
     let mut quad_logs = Vec::new();
+    let log_state = |file: Option<&Path>, file_bytes: u64, tuples: u64| LogState {
+        file: file.and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()),
+        file_bytes,
+        tuples,
+    };
     for mut o in outputs {
         statements += o.statements;
         rejects.append(&mut o.rejects);
-        triple_logs.push(o.triples.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?);
-        quad_logs.push(o.quads.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?);
+        let t = o.triples.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
+        triple_logs.push(log_state(t.file(), t.file_bytes(), t.len()));
+        let q = o.quads.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
+        quad_logs.push(log_state(q.file(), q.file_bytes(), q.len()));
     }
     let rejected = rejects.len() as u64;
     if opts.on_error == OnError::Skip {
@@ -578,101 +895,43 @@ fn build(
             });
         }
     }
-    let mut prefix_rows: Vec<(String, String, String)> = Vec::new();
+    let mut prefixes: Vec<(String, String, String)> = Vec::new();
     {
         let mut per_file = std::mem::take(&mut *sh.prefixes.lock().expect("prefixes"));
         per_file.sort_by_key(|(f, _)| *f);
-        let mut map = std::collections::BTreeMap::new();
+        let mut map = BTreeMap::new();
         for (_, ps) in per_file {
             for (p, ns) in ps {
                 map.insert(p, ns); // a later file's definition wins, as in Jena's prefix map
             }
         }
         for (p, ns) in map {
-            prefix_rows.push((String::new(), p, ns));
+            prefixes.push((String::new(), p, ns));
         }
     }
-    let digests: Vec<RawDigest> = sh.digests.iter().map(|d| d.lock().expect("digest").clone()).collect();
-    let dict = sh.dict;
-    let dict_memory = dict.memory_bytes();
-    let dict_spilled = dict.spilled_entries();
-    let ids_assigned = dict.ids_assigned();
-    timer.lap("parse");
-
-    // ---- Phase 2: node table, in MD5 order; each term's offset is its NodeId
-    let remap_bytes = ids_assigned * 8;
-    let tails: u64 = triple_logs.iter().map(|l| l.memory_bytes()).sum::<u64>() + quad_logs.iter().map(|l| l.memory_bytes()).sum::<u64>();
-    if dict_memory + remap_bytes + tails + plan.fixed > plan.budget {
-        // The remap table would not fit beside the in-memory dictionary: spill it all.
-        dict.spill_all().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
-    }
-    let sort_budget = plan.sorting(remap_bytes + tails)?;
-    let (mut merge, mut remap) = dict.into_merge().map_err(|e| LoadError::from_output_io("merging the dictionary", e))?;
-    let (distinct_terms, node_data_bytes, rdf_type) =
-        write_node_table(gen_dir, &mut merge, &mut remap).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
-    drop(merge);
-    timer.lap("nodes");
-    opts.check_interrupt()?;
-
-    // ---- Phase 3: indexes
-    let (counts, stats) = build_indexes(gen_dir, &spill, &remap, &triple_logs, &quad_logs, sort_budget, threads, rdf_type, &opts.interrupt)
-        .map_err(|e| LoadError::from_output_io("building indexes", e))?;
-    drop(triple_logs);
-    drop(quad_logs);
-    timer.lap("indexes");
-    opts.check_interrupt()?;
-
-    // ---- Phase 4: prefixes, statistics, journal; make durable; rename into place
-    write_prefix_tables(gen_dir, &prefix_rows).map_err(|e| LoadError::from_output_io("writing prefixes", e))?;
-    write_empty_journal(gen_dir).map_err(|e| LoadError::from_output_io("writing the journal", e))?;
-    let stats = resolve_stats(gen_dir, stats).map_err(|e| LoadError::from_output_io("reading back statistics", e))?;
-    fs::write(gen_dir.join("stats.opt"), tdb2::stats::render(&stats)).map_err(|e| LoadError::from_output_io("writing stats.opt", e))?;
-    let database_bytes = dir_size(building);
-    let peak_spill = spill.peak_bytes();
-    drop(spill);
-    let mut report = Report::new(opts, files, &digests);
-    report.source = source;
-    report.statements = statements;
-    report.triples = counts.triples;
-    report.quads = counts.quads;
-    report.distinct_terms = distinct_terms;
-    report.rejects = rejected;
-    report.rejects_file = (opts.on_error == OnError::Skip).then(|| rejects_path.display().to_string());
-    report.prefixes = prefix_rows.len() as u64;
-    report.node_table_bytes = node_data_bytes;
-    report.dictionary_bytes = dict_memory;
-    report.dictionary_spilled_terms = dict_spilled;
-    report.temp_disk_peak_bytes = peak_spill;
-    report.database_bytes = database_bytes;
-    timer.lap("finish");
-    report.phases = std::mem::take(&mut timer.phases);
-    report.duration_seconds = started.elapsed().as_secs_f64();
-    report.peak_rss_bytes = peak_rss_bytes();
-    let json = serde_json::to_string_pretty(&report).map_err(|e| LoadError::Internal(e.to_string()))?;
-    fs::write(building.join(REPORT_FILE), &json).map_err(|e| LoadError::from_output_io("writing the report", e))?;
-    sync_tree(building).map_err(|e| LoadError::from_output_io("syncing the database", e))?;
-    if opts.loc.exists() {
-        // --replace (or an empty directory): move the old one aside, then swap.
-        let old = sibling(&opts.loc, "old");
-        let _ = fs::remove_dir_all(&old);
-        fs::rename(&opts.loc, &old).map_err(|e| LoadError::from_output_io("moving the old database aside", e))?;
-        fs::rename(building, &opts.loc).map_err(|e| LoadError::from_output_io("renaming into place", e))?;
-        let _ = fs::remove_dir_all(&old);
-    } else {
-        fs::rename(building, &opts.loc).map_err(|e| LoadError::from_output_io("renaming into place", e))?;
-    }
-    if let Some(parent) = opts.loc.parent().filter(|p| !p.as_os_str().is_empty()) {
-        let _ = File::open(parent).and_then(|d| d.sync_all());
-    }
-    if let Some(extra) = &opts.report {
-        fs::write(extra, &json).map_err(|e| LoadError::from_output_io("writing --report", e))?;
-    }
-    Ok(report)
+    let input_md5 = sh.digests.iter().map(|d| d.lock().expect("digest").md5.clone()).collect();
+    let dictionary_bytes = sh.dict.memory_bytes();
+    let dictionary_spilled_terms = sh.dict.spilled_entries();
+    // The whole dictionary goes to sorted runs: durable for the checkpoint, and its memory
+    // is free for the id remap table.
+    let dictionary = sh.dict.checkpoint().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
+    Ok(ParseState {
+        seconds: 0.0,
+        statements,
+        rejects: rejected,
+        prefixes,
+        input_md5,
+        dictionary_bytes,
+        dictionary_spilled_terms,
+        dictionary,
+        triple_logs,
+        quad_logs,
+    })
 }
 
 /// Writes `nodes-data.obj` and the `nodes` tree from the merged dictionary; returns the
 /// number of distinct terms and the data file's length.
-fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap) -> io::Result<(u64, u64, Option<u64>)> {
+fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap, interrupt: &AtomicBool) -> io::Result<(u64, u64, Option<u64>)> {
     let rdf_type_key = tdb2::term::node_hash(&tdb2::term::Term::Iri(RDF_TYPE));
     let mut rdf_type = None;
     let mut data = NodeDataWriter::create(gen_dir, "nodes")?;
@@ -681,6 +940,10 @@ fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap) ->
     let mut last_offset = 0;
     let mut distinct = 0;
     while let Some(t) = merge.next_term()? {
+        crash_point("nodes.term");
+        if distinct % (1 << 20) == 0 && interrupt.load(Ordering::Relaxed) {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
+        }
         if last_key == Some(t.key) {
             // The same term again (its shard spilled in between), or two stored forms with
             // one MD5 key, which Jena too would find as one: one NodeId.
@@ -758,12 +1021,6 @@ impl MemoryPlan {
     }
 }
 
-#[derive(Default)]
-struct Counts {
-    triples: u64,
-    quads: u64,
-}
-
 /// Predicate and class counts by NodeId, gathered from the POS stream.
 #[derive(Default)]
 struct IdStats {
@@ -775,6 +1032,9 @@ struct IdStats {
     classes: Vec<(u64, u64)>,
 }
 
+/// Builds the indexes not in `done`, several at a time; `on_done` records each finished
+/// (and synced) one in the checkpoint.
+#[allow(clippy::too_many_arguments)]
 fn build_indexes(
     gen_dir: &Path,
     spill: &Arc<SpillDir>,
@@ -784,44 +1044,36 @@ fn build_indexes(
     sort_budget: u64,
     threads: usize,
     rdf_type: Option<u64>,
+    done: &BTreeMap<String, IndexState>,
+    on_done: &(dyn Fn(&str, IndexState) -> io::Result<()> + Sync),
     interrupt: &AtomicBool,
-) -> io::Result<(Counts, IdStats)> {
+) -> io::Result<()> {
     use rayon::prelude::*;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(io::Error::other)?;
     // At most `threads` sorters hold buffers at once.
     let per_sorter = sort_budget / threads as u64;
     let have_quads = quads.iter().any(|l| !l.is_empty());
-    let results: Vec<io::Result<(u64, Option<IdStats>)>> = pool.install(|| {
-        let triple_jobs = TRIPLE_INDEXES.par_iter().map(|(name, cols)| {
+    let finish = |name: &str, state: IndexState| -> io::Result<()> {
+        sync_files(gen_dir, [format!("{name}.dat"), format!("{name}.idn"), format!("{name}.bpt")].iter().map(String::as_str))?;
+        on_done(name, state)
+    };
+    pool.install(|| {
+        let triple_jobs = TRIPLE_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
             let mut stats = (*name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
-            let n = build_index(gen_dir, spill, remap, name, cols, triples, TreeParams::TRIPLE, per_sorter, interrupt, |t| {
+            let records = build_index(gen_dir, spill, remap, name, cols, triples, TreeParams::TRIPLE, per_sorter, interrupt, |t| {
                 if let Some(st) = stats.as_mut() {
                     st.observe_pos(t);
                 }
             })?;
-            Ok((n, stats))
+            finish(name, IndexState { records, stats: stats.map(IdStats::into_state) })
         });
-        let quad_jobs = QUAD_INDEXES.par_iter().map(|(name, cols)| {
+        let quad_jobs = QUAD_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
             let logs = if have_quads { quads } else { &[] };
-            Ok((build_index(gen_dir, spill, remap, name, cols, logs, TreeParams::QUAD, per_sorter, interrupt, |_| {})?, None))
+            let records = build_index(gen_dir, spill, remap, name, cols, logs, TreeParams::QUAD, per_sorter, interrupt, |_| {})?;
+            finish(name, IndexState { records, stats: None })
         });
-        triple_jobs.chain(quad_jobs).collect()
-    });
-    let mut counts = Counts::default();
-    let mut stats = IdStats::default();
-    for (i, r) in results.into_iter().enumerate() {
-        let (n, st) = r?;
-        if i == 0 {
-            counts.triples = n;
-        }
-        if i == TRIPLE_INDEXES.len() {
-            counts.quads = n;
-        }
-        if let Some(st) = st {
-            stats = st;
-        }
-    }
-    Ok((counts, stats))
+        triple_jobs.chain(quad_jobs).collect::<io::Result<()>>()
+    })
 }
 
 /// Sorts the logged tuples (remapped to final NodeIds, columns in the index's order) and
@@ -850,9 +1102,16 @@ fn build_index<const N: usize>(
     let mut n = 0;
     if logs.iter().any(|l| !l.is_empty()) {
         let mut sorter = TupleSorter::<N>::new(spill.clone(), name, (sort_bytes / (8 * N as u64)) as usize);
+        let mut pushed = 0u64;
         for log in logs {
             stop()?;
-            log.for_each(|t| sorter.push(std::array::from_fn(|i| remap.map(t[cols[i]]))))?;
+            log.for_each(|t| {
+                pushed += 1;
+                if pushed % (1 << 14) == 0 {
+                    crash_point("indexes.sort_push");
+                }
+                sorter.push(std::array::from_fn(|i| remap.map(t[cols[i]])))
+            })?;
         }
         let mut rec = vec![0u8; 8 * N];
         for t in sorter.finish()? {
@@ -863,8 +1122,11 @@ fn build_index<const N: usize>(
             w.push(&rec)?;
             observe(&t);
             n += 1;
-            if n % (1 << 20) == 0 {
-                stop()?;
+            if n % (1 << 14) == 0 {
+                crash_point("indexes.record");
+                if n % (1 << 20) == 0 {
+                    stop()?;
+                }
             }
         }
     }
@@ -873,6 +1135,14 @@ fn build_index<const N: usize>(
 }
 
 impl IdStats {
+    fn into_state(self) -> IdStatsState {
+        IdStatsState { count: self.count, predicates: self.predicates, classes: self.classes }
+    }
+
+    fn from_state(st: IdStatsState) -> IdStats {
+        IdStats { rdf_type: None, count: st.count, predicates: st.predicates, classes: st.classes }
+    }
+
     /// Counts one POS record: triples, per predicate, and per class for rdf:type.
     fn observe_pos(&mut self, t: &[u64; 3]) {
         self.count += 1;

@@ -1,33 +1,32 @@
 //! The JSON build report written beside `Data-0001`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::input::RawDigest;
 use crate::load::LoadOptions;
 use rdf_input::InputFile;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct InputReport {
     pub path: String,
-    pub syntax: &'static str,
-    pub compression: &'static str,
+    pub syntax: String,
+    pub compression: String,
     pub bytes: u64,
     pub md5: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct PhaseReport {
     pub name: String,
     pub seconds: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Report {
-    pub tool: &'static str,
-    pub version: &'static str,
-    pub format: &'static str,
+    pub tool: String,
+    pub version: String,
+    pub format: String,
     /// The Jena version whose TDB2 layout and inline rules this database follows.
-    pub jena_compat: &'static str,
+    pub jena_compat: String,
     pub location: String,
     pub inputs: Vec<InputReport>,
     /// Where the inputs came from (`--source-report`, e.g. the fetch step's report).
@@ -43,7 +42,7 @@ pub struct Report {
     pub rejects: u64,
     pub rejects_file: Option<String>,
     pub prefixes: u64,
-    pub on_error: &'static str,
+    pub on_error: String,
     pub threads: usize,
     pub memory_budget_bytes: u64,
     pub dictionary_bytes: u64,
@@ -55,25 +54,28 @@ pub struct Report {
     pub peak_rss_bytes: u64,
     pub duration_seconds: f64,
     pub phases: Vec<PhaseReport>,
+    /// The checkpoint this run resumed after (`parse`, `nodes`, `indexes (…)`), if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_after: Option<String>,
 }
 
 impl Report {
-    pub(crate) fn new(opts: &LoadOptions, files: &[InputFile], digests: &[RawDigest]) -> Report {
+    pub(crate) fn new(opts: &LoadOptions, files: &[InputFile], digests: &[Option<String>]) -> Report {
         Report {
-            tool: "rdf-bulkload",
-            version: env!("CARGO_PKG_VERSION"),
-            format: "tdb2",
-            jena_compat: "5.6.0",
+            tool: "rdf-bulkload".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            format: "tdb2".into(),
+            jena_compat: "5.6.0".into(),
             location: opts.loc.display().to_string(),
             inputs: files
                 .iter()
                 .zip(digests)
                 .map(|(f, d)| InputReport {
                     path: f.path.display().to_string(),
-                    syntax: f.syntax.name(),
-                    compression: f.compression.name(),
+                    syntax: f.syntax.name().into(),
+                    compression: f.compression.name().into(),
                     bytes: f.size,
-                    md5: d.md5.clone(),
+                    md5: d.clone(),
                 })
                 .collect(),
             source: None,
@@ -87,7 +89,8 @@ impl Report {
             on_error: match opts.on_error {
                 crate::load::OnError::Strict => "strict",
                 crate::load::OnError::Skip => "skip",
-            },
+            }
+            .into(),
             threads: opts.threads,
             memory_budget_bytes: opts.memory,
             dictionary_bytes: 0,
@@ -98,6 +101,7 @@ impl Report {
             peak_rss_bytes: 0,
             duration_seconds: 0.0,
             phases: Vec::new(),
+            resumed_after: None,
         }
     }
 }

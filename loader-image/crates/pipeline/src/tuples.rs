@@ -2,8 +2,8 @@
 //! spilled to a file beyond it, read back once the final NodeIds are known.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
-use std::path::PathBuf;
+use std::io::{self, BufReader, BufWriter};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use extsort::codec::{TupleReader, TupleWriter};
@@ -36,6 +36,7 @@ impl<const N: usize> TupleLog<N> {
     }
 
     fn flush_buf(&mut self) -> io::Result<()> {
+        crate::failpoint::crash_point("parse.tuples_spill");
         if self.file.is_none() {
             let (p, f) = self.spill.new_file(self.tag)?;
             self.file = Some((p, TupleWriter::new(BufWriter::with_capacity(1 << 20, f))));
@@ -51,31 +52,50 @@ impl<const N: usize> TupleLog<N> {
         Ok(())
     }
 
+    /// Writes what is still in memory to the log's file and makes the file durable: the
+    /// parse checkpoint names it, and the index phase (of this run or of one that resumes
+    /// it) reads it back.
     pub fn finish(mut self) -> io::Result<Logged<N>> {
-        let (file, file_bytes) = match self.file.take() {
+        if !self.buf.is_empty() {
+            self.flush_buf()?;
+        }
+        self.buf = Vec::new();
+        match self.file.take() {
             Some((p, w)) => {
                 let bytes = w.bytes();
-                w.into_inner().flush()?;
-                (Some(p), bytes)
+                let f = w.into_inner().into_inner().map_err(|e| e.into_error())?;
+                f.sync_data()?;
+                Ok(Logged { file: Some(p), file_bytes: bytes, tuples: self.spilled })
             }
-            None => (None, 0),
-        };
-        Ok(Logged { file, file_bytes, spilled: self.spilled, tail: std::mem::take(&mut self.buf), spill: self.spill.clone() })
+            None => Ok(Logged { file: None, file_bytes: 0, tuples: 0 }),
+        }
     }
 }
 
-/// A finished log: its file (if it spilled) and its in-memory tail.
+/// A finished log: a file of tuples in the work directory (none when nothing was logged).
+/// Its file stays until [`remove`](Logged::remove): a checkpoint may name it.
 pub struct Logged<const N: usize> {
     file: Option<PathBuf>,
     file_bytes: u64,
-    spilled: u64,
-    tail: Vec<[u64; N]>,
-    spill: Arc<SpillDir>,
+    tuples: u64,
 }
 
 impl<const N: usize> Logged<N> {
+    /// A log left by an earlier run (named in its checkpoint).
+    pub fn from_state(file: Option<PathBuf>, file_bytes: u64, tuples: u64) -> Self {
+        Logged { file, file_bytes, tuples }
+    }
+
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    pub fn file_bytes(&self) -> u64 {
+        self.file_bytes
+    }
+
     pub fn len(&self) -> u64 {
-        self.spilled + self.tail.len() as u64
+        self.tuples
     }
 
     pub fn is_empty(&self) -> bool {
@@ -86,28 +106,21 @@ impl<const N: usize> Logged<N> {
     pub fn for_each(&self, mut f: impl FnMut(&[u64; N]) -> io::Result<()>) -> io::Result<()> {
         if let Some(p) = &self.file {
             let mut r = TupleReader::<_, N>::new(BufReader::with_capacity(1 << 20, File::open(p)?));
-            for _ in 0..self.spilled {
+            for _ in 0..self.tuples {
                 let t = r.read()?.ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "tuple log ends early"))?;
                 f(&t)?;
             }
         }
-        for t in &self.tail {
-            f(t)?;
-        }
         Ok(())
     }
 
-    pub fn memory_bytes(&self) -> u64 {
-        (self.tail.capacity() * N * 8) as u64
-    }
-}
-
-impl<const N: usize> Drop for Logged<N> {
-    fn drop(&mut self) {
+    /// Deletes the log's file once no phase needs it.
+    pub fn remove(self, spill: &SpillDir) -> io::Result<()> {
         if let Some(p) = &self.file {
-            let _ = std::fs::remove_file(p);
-            self.spill.release_bytes(self.file_bytes);
+            std::fs::remove_file(p)?;
+            spill.release_bytes(self.file_bytes);
         }
+        Ok(())
     }
 }
 
@@ -133,7 +146,7 @@ mod tests {
             Ok(())
         }).unwrap();
         assert_eq!(next, 5000);
-        drop(logged);
+        logged.remove(&spill).unwrap();
         assert_eq!(spill.bytes_in_use(), 0);
     }
 }

@@ -131,16 +131,24 @@ impl<'a> Cursor<'a> {
     fn separated(&self) -> bool {
         matches!(self.peek(), Some(b' ' | b'\t' | b'.'))
     }
+    /// Nothing but a comment or a final CR is left. A CR inside a comment ends it (it is a
+    /// line end to N-Triples), so what follows is more input: the full parser decides.
+    fn at_line_end(&self) -> bool {
+        match self.peek() {
+            None => true,
+            Some(b'#') => memchr::memchr(b'\r', &self.b[self.i..]).is_none_or(|p| self.i + p + 1 == self.b.len()),
+            Some(b'\r') => self.i + 1 == self.b.len(),
+            _ => false,
+        }
+    }
 }
 
 /// Parses one line (without its `\n`) of N-Triples (`quads = false`) or N-Quads.
 pub fn parse_fast_line(line: &str, quads: bool) -> FastLine<'_> {
     let mut c = Cursor { s: line, b: line.as_bytes(), i: 0 };
     c.ws();
-    match c.peek() {
-        None | Some(b'#') => return FastLine::Empty,
-        Some(b'\r') if c.i + 1 == c.b.len() => return FastLine::Empty,
-        _ => {}
+    if c.at_line_end() {
+        return FastLine::Empty;
     }
     let stmt = (|| {
         let subject = c.term()?;
@@ -178,10 +186,8 @@ pub fn parse_fast_line(line: &str, quads: bool) -> FastLine<'_> {
         }
         c.i += 1;
         c.ws();
-        match c.peek() {
-            None | Some(b'#') => {}
-            Some(b'\r') if c.i + 1 == c.b.len() => {}
-            _ => return None,
+        if !c.at_line_end() {
+            return None;
         }
         Some(FastStatement { subject, predicate, object, graph })
     })();
@@ -214,6 +220,7 @@ mod tests {
         assert_eq!(s.graph, Some(Blank("g1")));
         assert_eq!(parse_fast_line("   # only a comment", false), FastLine::Empty);
         assert_eq!(parse_fast_line("", true), FastLine::Empty);
+        assert_eq!(parse_fast_line("# comment\r", true), FastLine::Empty);
     }
 
     #[test]
@@ -231,6 +238,9 @@ mod tests {
             "_:é <http://a/p> <http://a/o> .",
             "_:-a <http://a/p> <http://a/o> .",
             "<http://a/s> <http://a/p> \"x\" \"y\" .",
+            // A CR ends a comment: found by fuzzing (input_lines), oxttl reads on after it.
+            "<http://a/s> <http://a/p> <http://a/o> . # c\r\x0c # d",
+            "# comment\r<http://a/s> <http://a/p> <http://a/o> .",
         ] {
             assert_eq!(parse_fast_line(line, line.contains("\"x\" \"y\"")), FastLine::Fallback, "{line}");
         }

@@ -1,0 +1,37 @@
+//! Helpers shared by the loader's integration tests.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_rdf-bulkload")
+}
+
+/// A synthetic dump with the term kinds that matter: IRIs, blank nodes, language tags,
+/// inline and non-inline literals, typed literals, named graphs, default-graph quads.
+pub fn write_dump(dir: &Path, parts: usize, lines: usize) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for part in 0..parts {
+        let p = dir.join(format!("part-{part}.nq.gz"));
+        let f = std::fs::File::create(&p).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
+        for i in (part * lines)..((part + 1) * lines) {
+            let s = format!("<http://example.org/item/{}>", i / 2);
+            let g = if i % 5 == 0 { format!(" <http://example.org/graph/{}>", i % 3) } else { String::new() };
+            let o = match i % 6 {
+                0 => format!("\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>", i as i64 - 5000),
+                1 => format!("\"label {i} {}\"@EN-gb", "dolor sit amet ".repeat(20)),
+                2 => format!("_:b{}", i % 131),
+                3 => format!("\"{}.5\"^^<http://www.w3.org/2001/XMLSchema#decimal>", i),
+                4 => format!("<http://example.org/class/{}>", i % 17),
+                _ => format!("\"text {i} with ümlaut, long enough to fill a dictionary quickly: {}\"", "lorem ipsum ".repeat(20)),
+            };
+            let subj = if i % 11 == 0 { format!("_:s{}", i % 13) } else { s };
+            writeln!(gz, "{subj} <http://example.org/p{}> {o}{g} .", i % 9).unwrap();
+        }
+        gz.finish().unwrap();
+        files.push(p);
+    }
+    files
+}
+

@@ -1,0 +1,289 @@
+//! Kill tests: the loader is SIGKILLed at crash points spread over every phase (and once
+//! from outside, at a moment it does not choose); each rerun with the same arguments must
+//! resume from the last checkpoint and produce a database byte-identical to an
+//! uninterrupted run, and no kill may leave anything at --loc that is not a complete
+//! database. Needs the `failpoints` feature (`make test-loader-unit` builds with it).
+#![cfg(feature = "failpoints")]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::{bin, write_dump};
+
+/// Inputs with every path through the parser: two N-Quads files (line chunks, named and
+/// default graphs) and a Turtle file (whole-file parse, prefixes, blank nodes).
+fn inputs(dir: &Path) -> Vec<PathBuf> {
+    let mut files = write_dump(dir, 2, 40_000);
+    let ttl = dir.join("extra.ttl");
+    let mut f = std::fs::File::create(&ttl).unwrap();
+    writeln!(f, "@prefix ex: <http://example.org/> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .").unwrap();
+    for i in 0..3000 {
+        writeln!(f, "ex:t{i} a ex:Class{} ; ex:label \"turtle {i}\"@en ; ex:n {i} ; ex:knows [ ex:name \"anon {i}\" ] .", i % 7).unwrap();
+    }
+    files.push(ttl);
+    files
+}
+
+/// Two indexes build at once.
+const ARGS: &[&str] = &["--threads", "2", "--memory", "150M"];
+
+fn run(db: &Path, files: &[PathBuf], failpoints: Option<&str>, extra: &[&str]) -> Output {
+    let mut c = Command::new(bin());
+    c.arg("load").arg("--loc").arg(db).args(ARGS).args(extra).args(files);
+    match failpoints {
+        Some(f) => c.env("FAILPOINTS", f),
+        None => c.env_remove("FAILPOINTS"),
+    };
+    c.output().unwrap()
+}
+
+fn data_files(db: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(db.join("Data-0001"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn report(db: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(db.join("bulkload-report.json")).unwrap()).unwrap()
+}
+
+/// What a rerun after the kill is expected to do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Resume {
+    /// Start over: no checkpoint was durable yet.
+    FromStart,
+    /// Resume after the named checkpoint (`parse`, `nodes`, `indexes`, `finish`).
+    After(&'static str),
+    /// Resume after this checkpoint or a later one: where index builds run in parallel,
+    /// which indexes are done when a kill lands in one of them is up to the scheduler.
+    AtLeast(&'static str),
+    /// The database was already in place: only clean up.
+    Complete,
+}
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    files: Vec<PathBuf>,
+    reference: Vec<(String, Vec<u8>)>,
+    reference_report: serde_json::Value,
+}
+
+fn fixture() -> Fixture {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_path_buf();
+    let files = inputs(&dir);
+    let refdb = dir.join("reference");
+    let out = run(&refdb, &files, None, &[]);
+    assert!(out.status.success(), "reference load failed: {}", String::from_utf8_lossy(&out.stderr));
+    Fixture { reference: data_files(&refdb), reference_report: report(&refdb), _tmp: tmp, dir, files }
+}
+
+impl Fixture {
+    /// Nothing but a complete database may be at --loc, and no build or work directory
+    /// may stay once a load succeeded.
+    fn assert_clean_success(&self, db: &Path, context: &str) {
+        assert_eq!(data_files(db), self.reference, "{context}: the database differs from an uninterrupted run's");
+        let r = report(db);
+        for k in ["statements", "triples", "quads", "distinct_terms", "prefixes"] {
+            assert_eq!(r[k], self.reference_report[k], "{context}: report field {k}");
+        }
+        let name = db.file_name().unwrap().to_string_lossy().into_owned();
+        for leftover in [format!(".{name}.building"), format!(".{name}.spill"), format!(".{name}.old")] {
+            assert!(!db.with_file_name(&leftover).exists(), "{context}: {leftover} left after success");
+        }
+    }
+
+    /// Kills a load at `failpoint`, checks what the kill left, reruns and checks the result.
+    fn kill_and_resume(&self, case: &str, failpoint: &str, expect: Resume, extra: &[&str]) {
+        let db = self.dir.join(format!("db-{case}"));
+        if extra.contains(&"--replace") {
+            // An older database is at --loc: it must stay readable until the swap.
+            let out = run(&db, &self.files[..1], None, &[]);
+            assert!(out.status.success());
+        }
+        let killed = run(&db, &self.files, Some(failpoint), extra);
+        assert_eq!(
+            killed.status.signal(),
+            Some(9),
+            "{case}: {failpoint} was not reached (exit {:?}): {}",
+            killed.status.code(),
+            String::from_utf8_lossy(&killed.stderr)
+        );
+        if db.exists() {
+            // Only ever a complete database: the old one (before the swap) or the new one.
+            assert!(db.join("Data-0001").join("SPO.dat").exists() && db.join("bulkload-report.json").exists(), "{case}: incomplete directory at --loc");
+            if matches!(expect, Resume::Complete) {
+                assert_eq!(data_files(&db), self.reference, "{case}: the renamed database is not complete");
+            }
+        }
+        let rerun = run(&db, &self.files, None, extra);
+        let err = String::from_utf8_lossy(&rerun.stderr);
+        assert!(rerun.status.success(), "{case}: the rerun failed: {err}");
+        let resumed = report(&db)["resumed_after"].as_str().map(str::to_owned);
+        match expect {
+            Resume::FromStart => {
+                assert!(!err.contains("\"event\":\"resuming\""), "{case}: resumed without a checkpoint: {err}");
+                assert_eq!(resumed, None, "{case}");
+            }
+            Resume::After(step) => {
+                assert!(err.contains("\"event\":\"resuming\""), "{case}: did not resume: {err}");
+                let r = resumed.unwrap_or_default();
+                assert!(r.starts_with(step), "{case}: resumed after {r:?}, expected {step}");
+            }
+            Resume::AtLeast(step) => {
+                const ORDER: [&str; 4] = ["parse", "nodes", "indexes", "finish"];
+                let rank = |s: &str| ORDER.iter().position(|o| s.starts_with(o)).expect("known step");
+                let r = resumed.unwrap_or_default();
+                assert!(err.contains("\"event\":\"resuming\""), "{case}: did not resume: {err}");
+                assert!(rank(&r) >= rank(step), "{case}: resumed after {r:?}, expected {step} or later");
+            }
+            Resume::Complete => assert!(err.contains("\"event\":\"already_complete\""), "{case}: {err}"),
+        }
+        self.assert_clean_success(&db, case);
+        std::fs::remove_dir_all(&db).unwrap();
+    }
+}
+
+/// 24 crash points over parse (chunks, dictionary spills, tuple-log spills), the parse
+/// checkpoint, the node table, its checkpoint, index sorting and packing, each index's
+/// checkpoint, and the finish (statistics, sync, the final checkpoint, the swap with an
+/// old database, the rename).
+#[test]
+fn killed_anywhere_resumes_to_the_same_database() {
+    let f = fixture();
+    use Resume::*;
+    // Checkpoint saves, in order: parse (1), nodes (2), nine indexes (3..=11), finish (12).
+    let cases: &[(&str, &str, Resume, &[&str])] = &[
+        ("first-chunk", "parse.chunk=return", FromStart, &[]),
+        ("later-chunk", "parse.chunk=3*off->return", FromStart, &[]),
+        ("tuple-spill", "parse.tuples_spill=return", FromStart, &[]),
+        ("dict-spill-first", "parse.dict_spill=return", FromStart, &[]),
+        ("dict-spill-late", "parse.dict_spill=50*off->return", FromStart, &[]),
+        ("parse-checkpoint-unrenamed", "checkpoint.before_rename=return", FromStart, &[]),
+        ("parse-checkpoint-saved", "checkpoint.saved=return", After("parse"), &[]),
+        ("first-term", "nodes.term=return", After("parse"), &[]),
+        ("mid-node-table", "nodes.term=20000*off->return", After("parse"), &[]),
+        ("node-table-written", "nodes.written=return", After("parse"), &[]),
+        ("nodes-checkpoint-unrenamed", "checkpoint.before_rename=1*off->return", After("parse"), &[]),
+        ("nodes-checkpoint-saved", "checkpoint.saved=1*off->return", After("nodes"), &[]),
+        ("sorting", "indexes.sort_push=return", AtLeast("nodes"), &[]),
+        ("packing-first", "indexes.record=return", AtLeast("nodes"), &[]),
+        ("packing-later", "indexes.record=5*off->return", AtLeast("nodes"), &[]),
+        ("index-built-unrecorded", "indexes.index_done=return", AtLeast("nodes"), &[]),
+        ("one-index-saved", "checkpoint.saved=2*off->return", After("indexes"), &[]),
+        ("five-indexes-saved", "checkpoint.saved=6*off->return", After("indexes"), &[]),
+        ("last-index-unrecorded", "indexes.index_done=8*off->return", After("indexes"), &[]),
+        ("all-indexes-saved", "checkpoint.saved=10*off->return", After("indexes"), &[]),
+        ("stats-written", "finish.stats=return", After("indexes"), &[]),
+        ("synced", "finish.synced=return", After("indexes"), &[]),
+        ("finished-unrenamed", "checkpoint.saved=11*off->return", After("finish"), &[]),
+        ("mid-swap", "finish.swap=return", After("finish"), &["--replace"]),
+        ("renamed", "finish.renamed=return", Complete, &[]),
+    ];
+    for (case, failpoint, expect, extra) in cases {
+        f.kill_and_resume(case, failpoint, *expect, extra);
+    }
+}
+
+/// Killed twice in a row at different phases, then completed: checkpoints accumulate.
+#[test]
+fn killed_twice_still_resumes() {
+    let f = fixture();
+    let db = f.dir.join("db");
+    let first = run(&db, &f.files, Some("nodes.term=5000*off->return"), &[]);
+    assert_eq!(first.status.signal(), Some(9));
+    let second = run(&db, &f.files, Some("indexes.record=2*off->return"), &[]);
+    assert_eq!(second.status.signal(), Some(9), "{}", String::from_utf8_lossy(&second.stderr));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("resuming after parse"));
+    assert!(!db.exists());
+    let third = run(&db, &f.files, None, &[]);
+    assert!(third.status.success(), "{}", String::from_utf8_lossy(&third.stderr));
+    let resumed = report(&db)["resumed_after"].as_str().unwrap_or_default().to_owned();
+    assert!(resumed == "nodes" || resumed.starts_with("indexes"), "{resumed}");
+    f.assert_clean_success(&db, "twice");
+}
+
+/// A SIGKILL from outside, as the OOM killer or a node failure deals it, once the parse
+/// phase has ended (wherever the load then is), and a SIGTERM that stops at a safe point
+/// and keeps the checkpointed work: both reruns finish the same database.
+#[test]
+fn external_sigkill_and_sigterm_leave_resumable_state() {
+    let f = fixture();
+    for (case, signal) in [("sigkill", "-KILL"), ("sigterm", "-TERM")] {
+        let db = f.dir.join(format!("db-{case}"));
+        // Holds the load for a while right after the parse checkpoint is durable (a pause,
+        // not a crash); the signal comes once the checkpoint file exists.
+        let mut child = Command::new(bin())
+            .arg("load")
+            .arg("--loc")
+            .arg(&db)
+            .args(ARGS)
+            .args(&f.files)
+            .env("FAILPOINTS", "checkpoint.saved=1*sleep(5000)")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let checkpoint = f.dir.join(format!(".db-{case}.spill")).join("checkpoint.json");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+        while !checkpoint.exists() {
+            assert!(std::time::Instant::now() < deadline, "no checkpoint after 300 s");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(Command::new("kill").arg(signal).arg(child.id().to_string()).status().unwrap().success());
+        let rest: Vec<String> = BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok).collect();
+        let status = child.wait().unwrap();
+        if signal == "-TERM" {
+            assert_eq!(status.code(), Some(6), "SIGTERM exits with 6: {rest:?}");
+            assert!(rest.iter().any(|l| l.contains("\"event\":\"resumable\"")), "says the state is kept: {rest:?}");
+        } else {
+            assert_eq!(status.signal(), Some(9));
+        }
+        assert!(!db.exists(), "{case}: something at --loc");
+        let rerun = run(&db, &f.files, None, &[]);
+        assert!(rerun.status.success(), "{}", String::from_utf8_lossy(&rerun.stderr));
+        assert_eq!(report(&db)["resumed_after"], "parse", "{case}");
+        f.assert_clean_success(&db, case);
+    }
+}
+
+/// A changed input invalidates the checkpoints, with a message naming it and why.
+#[test]
+fn changed_input_starts_over() {
+    let f = fixture();
+    let db = f.dir.join("db");
+    let killed = run(&db, &f.files, Some("checkpoint.saved=1*off->return"), &[]);
+    assert_eq!(killed.status.signal(), Some(9));
+    // Same length, other content: the Turtle file's last statement changes.
+    let ttl = f.files.last().unwrap();
+    let mut text = std::fs::read_to_string(ttl).unwrap();
+    let at = text.rfind("anon").unwrap();
+    text.replace_range(at..at + 4, "anom");
+    std::fs::write(ttl, &text).unwrap();
+    let rerun = run(&db, &f.files, None, &[]);
+    let err = String::from_utf8_lossy(&rerun.stderr);
+    assert!(rerun.status.success(), "{err}");
+    assert!(err.contains("checkpoint_discarded") && err.contains("extra.ttl changed content"), "{err}");
+    assert_eq!(report(&db)["resumed_after"], serde_json::Value::Null);
+    assert_ne!(data_files(&db), f.reference, "the new content was loaded");
+
+    // --fresh discards a valid checkpoint too.
+    let db2 = f.dir.join("db2");
+    let killed = run(&db2, &f.files, Some("checkpoint.saved=1*off->return"), &[]);
+    assert_eq!(killed.status.signal(), Some(9));
+    let rerun = run(&db2, &f.files, None, &["--fresh"]);
+    assert!(rerun.status.success());
+    assert!(String::from_utf8_lossy(&rerun.stderr).contains("--fresh"));
+    assert_eq!(report(&db2)["resumed_after"], serde_json::Value::Null);
+    assert_eq!(data_files(&db2), data_files(&db));
+}

@@ -1,0 +1,318 @@
+//! Durable checkpoints of a load, kept in its work directory (the spill directory), so that
+//! a load started again with the same arguments resumes after the last completed phase
+//! (parse, node table, each index, finish) instead of starting over.
+//!
+//! A checkpoint is one JSON file, replaced atomically (write, fsync, rename, fsync the
+//! directory) only after everything it refers to is durable. It names every work file the
+//! completed phases left for the next ones; on resume every other file in the directory is
+//! the debris of an unfinished phase and is removed.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use md5::{Digest, Md5};
+use serde::{Deserialize, Serialize};
+
+use crate::failpoint::crash_point;
+
+pub const CHECKPOINT_FILE: &str = "checkpoint.json";
+const SAMPLE: u64 = 1 << 20;
+
+/// What makes two runs "the same load": the inputs (path, size, modification time, MD5 of
+/// their first and last MiB) and the options that change the database. Threads, memory
+/// and progress options may differ: the database is byte-identical whatever they are.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildIdentity {
+    pub loader_version: String,
+    pub loc: String,
+    pub on_error: String,
+    pub max_rejects: u64,
+    pub rejects_file: String,
+    pub base: Option<String>,
+    pub inputs: Vec<InputIdentity>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputIdentity {
+    pub path: String,
+    pub bytes: u64,
+    pub modified_ns: u128,
+    /// MD5 of the first and the last MiB (the whole file when smaller).
+    pub sample_md5: String,
+}
+
+impl InputIdentity {
+    pub fn of(path: &Path) -> io::Result<InputIdentity> {
+        let mut f = File::open(path)?;
+        let meta = f.metadata()?;
+        let bytes = meta.len();
+        let modified_ns = meta.modified()?.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let mut md5 = Md5::new();
+        let mut buf = vec![0u8; SAMPLE as usize];
+        let head = read_up_to(&mut f, &mut buf)?;
+        md5.update(&buf[..head]);
+        if bytes > SAMPLE {
+            f.seek(SeekFrom::Start(bytes.saturating_sub(SAMPLE).max(SAMPLE)))?;
+            let tail = read_up_to(&mut f, &mut buf)?;
+            md5.update(&buf[..tail]);
+        }
+        Ok(InputIdentity { path: path.display().to_string(), bytes, modified_ns, sample_md5: hex(&md5.finalize()) })
+    }
+}
+
+fn read_up_to(f: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl BuildIdentity {
+    /// Why `self` (the checkpoint's) is not the load asked for now; `None` when it is.
+    pub fn difference(&self, now: &BuildIdentity) -> Option<String> {
+        if self.inputs.len() != now.inputs.len() {
+            return Some(format!("the number of input files changed ({} → {})", self.inputs.len(), now.inputs.len()));
+        }
+        for (a, b) in self.inputs.iter().zip(&now.inputs) {
+            if a.path != b.path {
+                return Some(format!("input {} is now {}", a.path, b.path));
+            }
+            if a.bytes != b.bytes {
+                return Some(format!("input {} changed size ({} → {} bytes)", a.path, a.bytes, b.bytes));
+            }
+            if a.sample_md5 != b.sample_md5 {
+                return Some(format!("input {} changed content (digest {} → {})", a.path, a.sample_md5, b.sample_md5));
+            }
+            if a.modified_ns != b.modified_ns {
+                return Some(format!("input {} was modified since the checkpoint", a.path));
+            }
+        }
+        let opts = |i: &BuildIdentity| (i.loader_version.clone(), i.loc.clone(), i.on_error.clone(), i.max_rejects, i.rejects_file.clone(), i.base.clone());
+        if opts(self) != opts(now) {
+            return Some(format!(
+                "the options differ (checkpoint: version {}, --loc {}, --on-error {}, --max-rejects {}, --rejects {}, --base {:?})",
+                self.loader_version, self.loc, self.on_error, self.max_rejects, self.rejects_file, self.base
+            ));
+        }
+        None
+    }
+}
+
+/// A tuple log left by the parse phase (a file in the work directory).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LogState {
+    pub file: Option<String>,
+    pub file_bytes: u64,
+    pub tuples: u64,
+}
+
+/// One dictionary shard, all spilled: its sorted runs and how many ids it handed out.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ShardState {
+    pub ids: u64,
+    pub runs: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ParseState {
+    pub seconds: f64,
+    pub statements: u64,
+    pub rejects: u64,
+    pub prefixes: Vec<(String, String, String)>,
+    /// MD5 of each input's raw bytes.
+    pub input_md5: Vec<Option<String>>,
+    pub dictionary_bytes: u64,
+    /// Entries the dictionary spilled while parsing, because of the memory budget.
+    pub dictionary_spilled_terms: u64,
+    pub dictionary: Vec<ShardState>,
+    pub triple_logs: Vec<LogState>,
+    pub quad_logs: Vec<LogState>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NodesState {
+    pub seconds: f64,
+    pub distinct_terms: u64,
+    pub node_data_bytes: u64,
+    pub rdf_type: Option<u64>,
+    /// Provisional id → NodeId table (`remap.bin` in the work directory).
+    pub remap_file: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct IndexState {
+    pub records: u64,
+    /// POS only: predicate and class counts by NodeId, for stats.opt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<IdStatsState>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct IdStatsState {
+    pub count: u64,
+    pub predicates: Vec<(u64, u64)>,
+    pub classes: Vec<(u64, u64)>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub identity: BuildIdentity,
+    /// The temporary database directory the phases write into.
+    pub building: String,
+    pub parse: Option<ParseState>,
+    pub nodes: Option<NodesState>,
+    /// Finished indexes by name (seconds of the whole index phase are in `indexes_seconds`).
+    pub indexes: BTreeMap<String, IndexState>,
+    pub indexes_seconds: f64,
+    /// The database is complete in `building`; only the rename into place may be missing.
+    pub finished: bool,
+}
+
+impl Checkpoint {
+    pub fn new(identity: BuildIdentity, building: &Path) -> Checkpoint {
+        Checkpoint {
+            identity,
+            building: building.display().to_string(),
+            parse: None,
+            nodes: None,
+            indexes: BTreeMap::new(),
+            indexes_seconds: 0.0,
+            finished: false,
+        }
+    }
+
+    /// The last completed step, for messages.
+    pub fn last_step(&self) -> String {
+        if self.finished {
+            "finish".into()
+        } else if !self.indexes.is_empty() {
+            format!("indexes ({})", self.indexes.keys().cloned().collect::<Vec<_>>().join(", "))
+        } else if self.nodes.is_some() {
+            "nodes".into()
+        } else if self.parse.is_some() {
+            "parse".into()
+        } else {
+            "start".into()
+        }
+    }
+
+    /// Work files the next phases still need.
+    pub fn live_files(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(p) = &self.parse {
+            if self.nodes.is_none() {
+                out.extend(p.dictionary.iter().flat_map(|s| s.runs.iter().cloned()));
+            }
+            if !self.finished {
+                out.extend(p.triple_logs.iter().chain(&p.quad_logs).filter_map(|l| l.file.clone()));
+            }
+        }
+        if let (Some(n), false) = (&self.nodes, self.finished) {
+            out.push(n.remap_file.clone());
+        }
+        out
+    }
+
+    /// Reads the checkpoint in `work_dir`, if there is one.
+    pub fn read(work_dir: &Path) -> io::Result<Option<Checkpoint>> {
+        match fs::read(work_dir.join(CHECKPOINT_FILE)) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Makes this checkpoint the durable one. Everything it names must already be synced.
+    pub fn save(&self, work_dir: &Path) -> io::Result<()> {
+        let tmp = work_dir.join(format!("{CHECKPOINT_FILE}.tmp"));
+        let mut f = File::create(&tmp)?;
+        f.write_all(&serde_json::to_vec_pretty(self).map_err(io::Error::other)?)?;
+        f.sync_all()?;
+        drop(f);
+        crash_point("checkpoint.before_rename");
+        fs::rename(&tmp, work_dir.join(CHECKPOINT_FILE))?;
+        sync_dir(work_dir)?;
+        crash_point("checkpoint.saved");
+        Ok(())
+    }
+}
+
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Syncs the named files (relative to `dir`).
+pub fn sync_files<'a>(dir: &Path, names: impl IntoIterator<Item = &'a str>) -> io::Result<()> {
+    for n in names {
+        File::open(dir.join(n))?.sync_all()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_sees_changed_inputs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("in.nt");
+        fs::write(&p, vec![b'a'; 3 << 20]).unwrap();
+        let a = InputIdentity::of(&p).unwrap();
+        assert_eq!(a, InputIdentity::of(&p).unwrap(), "stable for an unchanged file");
+        // Same size, one byte changed in the last MiB.
+        let mut bytes = fs::read(&p).unwrap();
+        let n = bytes.len();
+        bytes[n - 10] = b'b';
+        fs::write(&p, &bytes).unwrap();
+        let b = InputIdentity::of(&p).unwrap();
+        assert_ne!(a.sample_md5, b.sample_md5);
+        let id = |i: InputIdentity| BuildIdentity {
+            loader_version: "x".into(),
+            loc: "db".into(),
+            on_error: "strict".into(),
+            max_rejects: 0,
+            rejects_file: "r".into(),
+            base: None,
+            inputs: vec![i],
+        };
+        let why = id(a.clone()).difference(&id(b)).unwrap();
+        assert!(why.contains("changed content"), "{why}");
+        fs::write(&p, b"short").unwrap();
+        let why = id(a).difference(&id(InputIdentity::of(&p).unwrap())).unwrap();
+        assert!(why.contains("changed size"), "{why}");
+    }
+
+    #[test]
+    fn save_replaces_atomically_and_reads_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(Checkpoint::read(tmp.path()).unwrap().is_none());
+        let id = BuildIdentity {
+            loader_version: "x".into(),
+            loc: "db".into(),
+            on_error: "skip".into(),
+            max_rejects: 3,
+            rejects_file: "r".into(),
+            base: Some("http://b/".into()),
+            inputs: vec![],
+        };
+        let mut c = Checkpoint::new(id.clone(), Path::new("b"));
+        c.save(tmp.path()).unwrap();
+        c.indexes.insert("SPO".into(), IndexState { records: 7, stats: None });
+        c.save(tmp.path()).unwrap();
+        let back = Checkpoint::read(tmp.path()).unwrap().unwrap();
+        assert_eq!(back.identity, id);
+        assert_eq!(back.indexes["SPO"].records, 7);
+        assert!(!tmp.path().join("checkpoint.json.tmp").exists());
+    }
+}

@@ -99,7 +99,7 @@ impl Fixture {
             assert_eq!(r[k], self.reference_report[k], "{context}: report field {k}");
         }
         let name = db.file_name().unwrap().to_string_lossy().into_owned();
-        for leftover in [format!(".{name}.building"), format!(".{name}.spill"), format!(".{name}.old")] {
+        for leftover in [format!(".{name}.building"), format!(".{name}.spill"), format!(".{name}.old"), format!(".{name}.lock")] {
             assert!(!db.with_file_name(&leftover).exists(), "{context}: {leftover} left after success");
         }
     }
@@ -286,4 +286,34 @@ fn changed_input_starts_over() {
     assert!(String::from_utf8_lossy(&rerun.stderr).contains("--fresh"));
     assert_eq!(report(&db2)["resumed_after"], serde_json::Value::Null);
     assert_eq!(data_files(&db2), data_files(&db));
+}
+
+/// A second load of the same database while the first runs (a retry started too early)
+/// is refused with the transient code, and the first one is not disturbed.
+#[test]
+fn concurrent_load_of_the_same_database_is_refused() {
+    let f = fixture();
+    let db = f.dir.join("db");
+    let mut first = Command::new(bin())
+        .arg("load")
+        .arg("--loc")
+        .arg(&db)
+        .args(ARGS)
+        .args(&f.files)
+        .env("FAILPOINTS", "checkpoint.saved=1*sleep(4000)")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let checkpoint = f.dir.join(".db.spill").join("checkpoint.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while !checkpoint.exists() {
+        assert!(std::time::Instant::now() < deadline, "no checkpoint after 300 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = run(&db, &f.files, None, &[]);
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(75), "{err}");
+    assert!(err.contains("another load of this database is running"), "{err}");
+    assert!(first.wait().unwrap().success());
+    f.assert_clean_success(&db, "first of two");
 }

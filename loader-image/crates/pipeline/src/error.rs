@@ -16,7 +16,7 @@ pub enum LoadError {
     InputMissing { path: PathBuf, message: String },
     #[error("out of resources: {0}")]
     Resources(String),
-    #[error("interrupted by a signal; nothing was written at the target (run again to build)")]
+    #[error("interrupted by a signal; nothing is at the target (run the same command again to resume)")]
     Interrupted,
     #[error("I/O error: {0}")]
     Transient(String),

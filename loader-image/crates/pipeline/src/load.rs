@@ -487,6 +487,43 @@ fn checkpoint_to_resume(opts: &LoadOptions, places: &Places, identity: &BuildIde
     Some(cp)
 }
 
+/// An exclusive lock on `<work parent>/.<name>.lock`, held for the whole load: two loads of
+/// one database (a retry started while the first attempt still runs) would share the work
+/// and build directories. The file is removed when the load ends; a SIGKILL leaves it, and
+/// the next load takes it over.
+struct LoadLock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl LoadLock {
+    fn take(places: &Places) -> Result<LoadLock, LoadError> {
+        use std::os::unix::fs::MetadataExt;
+        let path = places.work_parent.join(format!("{}.lock", places.work_name.trim_end_matches(".spill")));
+        let busy = || {
+            LoadError::Transient(format!("another load of this database is running (it holds {}); try again when it has ended", path.display()))
+        };
+        let file = File::options().create(true).truncate(false).write(true).open(&path).map_err(|e| LoadError::from_output_io("creating the lock file", e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Err(busy()),
+            Err(fs::TryLockError::Error(e)) => return Err(LoadError::from_output_io("locking", e)),
+        }
+        // Locked a file that its holder removed in the meantime: the path is someone else's now.
+        let same = fs::metadata(&path).and_then(|m| file.metadata().map(|f| f.ino() == m.ino())).unwrap_or(false);
+        if !same {
+            return Err(busy());
+        }
+        Ok(LoadLock { path, _file: file })
+    }
+}
+
+impl Drop for LoadLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path); // still locked: nobody else can hold it now
+    }
+}
+
 /// A JSON log line about the load's own state (not progress).
 fn log_event(event: &str, path: &Path, message: &str) {
     eprintln!("{}", serde_json::json!({"event": event, "path": path.display().to_string(), "message": message}));
@@ -513,6 +550,8 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
         PathBuf::from(s)
     });
     let places = Places::of(opts);
+    fs::create_dir_all(&places.work_parent).map_err(|e| LoadError::from_output_io("creating --tmpdir", e))?;
+    let _lock = LoadLock::take(&places)?;
     let identity = identity(opts, &files, &rejects_path)?;
     let resumed = checkpoint_to_resume(opts, &places, &identity);
 
@@ -544,7 +583,6 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
         }
         None => None,
     };
-    fs::create_dir_all(&places.work_parent).map_err(|e| LoadError::from_output_io("creating --tmpdir", e))?;
 
     let reopened = resumed.and_then(|cp| {
         match SpillDir::reopen(&places.work_parent, &places.work_name, &cp.live_files(), &[CHECKPOINT_FILE]) {

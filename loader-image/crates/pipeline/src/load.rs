@@ -20,6 +20,7 @@ use crate::tuples::{Logged, TupleLog};
 use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use crate::error::LoadError;
 use crate::input::{open_input, RawDigest, ReadAhead};
+use crate::progress::{Monitor, MonitorOptions, Progress};
 use crate::report::{PhaseReport, Report};
 
 /// What to do with a statement the parser rejects.
@@ -56,6 +57,10 @@ pub struct LoadOptions {
     pub source_report: Option<PathBuf>,
     /// Set (by a signal handler) to stop at the next safe point with [`LoadError::Interrupted`].
     pub interrupt: Arc<AtomicBool>,
+    /// Progress bars or JSON lines, and Prometheus metrics, while the load runs.
+    pub monitor: MonitorOptions,
+    /// Start even when the plan (crate::plan) says the build cannot fit.
+    pub skip_plan_check: bool,
 }
 
 impl LoadOptions {
@@ -94,6 +99,7 @@ struct ParseShared<'a> {
     log_cap: usize,
     digests: Vec<Arc<Mutex<RawDigest>>>,
     raw_bytes_read: Arc<AtomicU64>,
+    progress: &'a Progress,
     /// Strict mode: the earliest (file, chunk) that failed; later work is skipped.
     stop_at: Mutex<Option<(usize, u64)>>,
     first_errors: Mutex<Vec<FileReject>>,
@@ -186,6 +192,7 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
         if sh.skipped(file, seq) {
             continue;
         }
+        let statements_before = out.statements;
         let mut local_rejects = Vec::new();
         let mut on_reject = |r: Rejected| -> Result<(), Stop> {
             if strict {
@@ -289,6 +296,7 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
             }
         }
         out.rejects.append(&mut local_rejects);
+        sh.progress.parse_job_done(out.statements - statements_before, sh.rejected.load(Ordering::Relaxed), sh.dict.memory_bytes());
     }
     out
 }
@@ -333,13 +341,14 @@ fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: 
 struct Timer {
     phases: Vec<PhaseReport>,
     at: Instant,
+    progress: Arc<Progress>,
 }
 
 impl Timer {
     fn lap(&mut self, name: &str) {
         let now = Instant::now();
         let seconds = (now - self.at).as_secs_f64();
-        eprintln!("{{\"phase\":\"{name}\",\"seconds\":{seconds:.3}}}");
+        self.progress.end_phase(name, seconds); // shown by the progress renderer
         self.phases.push(PhaseReport { name: name.to_string(), seconds });
         self.at = now;
     }
@@ -363,7 +372,7 @@ fn write_rejects(path: &Path, sh_files: &[InputFile], rejects: &mut [FileReject]
 
 /// Input paths with directories replaced by the files below them (sorted, hidden files
 /// and the fetch step's bookkeeping skipped), so a fetched dump set can be passed as is.
-fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
+pub(crate) fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
         let mut entries: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
         entries.sort_by_key(|e| e.file_name());
@@ -398,8 +407,16 @@ fn sibling(loc: &Path, suffix: &str) -> PathBuf {
 
 /// Loads the inputs into a new TDB2 database at `opts.loc`.
 pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
+    let progress = Progress::new(opts.memory);
+    let monitor = Monitor::start(&opts.monitor, progress.clone())?;
+    let result = load_monitored(opts, progress);
+    monitor.finish(result.is_ok());
+    result
+}
+
+fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report, LoadError> {
     let started = Instant::now();
-    let mut timer = Timer { phases: Vec::new(), at: started };
+    let mut timer = Timer { phases: Vec::new(), at: started, progress };
     if opts.inputs.is_empty() {
         return Err(LoadError::Usage("no input files".into()));
     }
@@ -419,6 +436,7 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
     if files.is_empty() {
         return Err(LoadError::Usage("the input directories hold no files".into()));
     }
+    crate::plan::check(opts, &files, &timer.progress)?;
     let rejects_path = opts.rejects.clone().unwrap_or_else(|| {
         let mut s = opts.loc.clone().into_os_string();
         s.push(".rejects.jsonl");
@@ -469,10 +487,13 @@ fn build(
         opts.loc.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "db".into())
     );
     let spill = SpillDir::create(&tmp_parent, &spill_name).map_err(|e| LoadError::from_output_io("creating the spill directory", e))?;
+    let progress = timer.progress.clone();
+    progress.set_spill(&spill);
 
     // ---- Memory plan: fixed buffers first, then shares of what is left.
     let threads = opts.threads.max(1);
     let plan = MemoryPlan::new(opts.memory, threads)?;
+    progress.start_parse(files.iter().map(|f| f.size).sum(), plan.tuple_buffer_bytes(threads));
 
     // ---- Phase 1: parse and encode
     let sh = ParseShared {
@@ -482,7 +503,8 @@ fn build(
         spill: spill.clone(),
         log_cap: plan.log_tuples_per_worker,
         digests: files.iter().map(|_| Arc::new(Mutex::new(RawDigest::default()))).collect(),
-        raw_bytes_read: Arc::new(AtomicU64::new(0)),
+        raw_bytes_read: progress.bytes_read.clone(),
+        progress: &progress,
         stop_at: Mutex::new(None),
         first_errors: Mutex::new(Vec::new()),
         rejected: AtomicU64::new(0),
@@ -491,33 +513,9 @@ fn build(
         prefixes: Mutex::new(Vec::new()),
     };
     let next_file = AtomicUsize::new(0);
-    let parse_done = AtomicBool::new(false);
-    let total_bytes: u64 = files.iter().map(|f| f.size).sum();
     let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
         let (tx, rx) = crossbeam_channel::bounded::<Job>(threads * 2);
         let sh = &sh;
-        let parse_done = &parse_done;
-        // Progress: compressed bytes read, rate and ETA, as a JSON line every 10 s.
-        s.spawn(move || {
-            let start = Instant::now();
-            let mut last = Instant::now();
-            while !parse_done.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(200));
-                if last.elapsed().as_secs() < 10 {
-                    continue;
-                }
-                last = Instant::now();
-                let read = sh.raw_bytes_read.load(Ordering::Relaxed);
-                let secs = start.elapsed().as_secs_f64();
-                let rate = read as f64 / secs;
-                let eta = if rate > 0.0 { (total_bytes.saturating_sub(read)) as f64 / rate } else { 0.0 };
-                eprintln!(
-                    "{{\"phase\":\"parse\",\"progress\":{:.3},\"bytes_read\":{read},\"bytes_total\":{total_bytes},\"bytes_per_second\":{rate:.0},\"eta_seconds\":{eta:.0},\"dictionary_bytes\":{}}}",
-                    read as f64 / total_bytes.max(1) as f64,
-                    sh.dict.memory_bytes()
-                );
-            }
-        });
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let rx = rx.clone();
@@ -540,7 +538,6 @@ fn build(
         }
         produce(sh, tx, &next_file);
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        parse_done.store(true, Ordering::Relaxed); // stop the progress thread before any panic propagates
         joined.into_iter().map(|r| r.expect("parse worker panicked")).collect()
     });
     opts.check_interrupt()?;
@@ -597,6 +594,7 @@ fn build(
     let dict_memory = dict.memory_bytes();
     let dict_spilled = dict.spilled_entries();
     let ids_assigned = dict.ids_assigned();
+    progress.expect_terms(ids_assigned);
     timer.lap("parse");
 
     // ---- Phase 2: node table, in MD5 order; each term's offset is its NodeId
@@ -607,15 +605,18 @@ fn build(
         dict.spill_all().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
     }
     let sort_budget = plan.sorting(remap_bytes + tails)?;
+    progress.memory_bytes.store(remap_bytes + tails, Ordering::Relaxed);
     let (mut merge, mut remap) = dict.into_merge().map_err(|e| LoadError::from_output_io("merging the dictionary", e))?;
     let (distinct_terms, node_data_bytes, rdf_type) =
-        write_node_table(gen_dir, &mut merge, &mut remap).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
+        write_node_table(gen_dir, &mut merge, &mut remap, &progress).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
     drop(merge);
+    progress.expect_index_records(triple_logs.iter().map(|l| l.len()).sum(), quad_logs.iter().map(|l| l.len()).sum());
     timer.lap("nodes");
     opts.check_interrupt()?;
 
     // ---- Phase 3: indexes
-    let (counts, stats) = build_indexes(gen_dir, &spill, &remap, &triple_logs, &quad_logs, sort_budget, threads, rdf_type, &opts.interrupt)
+    progress.start_index_memory(remap_bytes + tails, sort_budget, threads);
+    let (counts, stats) = build_indexes(gen_dir, &spill, &remap, &triple_logs, &quad_logs, sort_budget, threads, rdf_type, &opts.interrupt, &progress)
         .map_err(|e| LoadError::from_output_io("building indexes", e))?;
     drop(triple_logs);
     drop(quad_logs);
@@ -672,7 +673,7 @@ fn build(
 
 /// Writes `nodes-data.obj` and the `nodes` tree from the merged dictionary; returns the
 /// number of distinct terms and the data file's length.
-fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap) -> io::Result<(u64, u64, Option<u64>)> {
+fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap, progress: &Progress) -> io::Result<(u64, u64, Option<u64>)> {
     let rdf_type_key = tdb2::term::node_hash(&tdb2::term::Term::Iri(RDF_TYPE));
     let mut rdf_type = None;
     let mut data = NodeDataWriter::create(gen_dir, "nodes")?;
@@ -699,26 +700,30 @@ fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap) ->
         last_key = Some(t.key);
         last_offset = offset;
         distinct += 1;
+        if distinct % 4096 == 0 {
+            progress.terms_written.store(distinct, Ordering::Relaxed);
+        }
     }
+    progress.terms_written.store(distinct, Ordering::Relaxed);
     index.finish()?;
     Ok((distinct, data.finish()?, rdf_type))
 }
 
-/// How the memory budget is shared out.
-struct MemoryPlan {
+/// How the memory budget is shared out (also the plan's memory model, crate::plan).
+pub(crate) struct MemoryPlan {
     budget: u64,
     fixed: u64,
-    dictionary: u64,
-    log_tuples_per_worker: usize,
+    pub(crate) dictionary: u64,
+    pub(crate) log_tuples_per_worker: usize,
 }
 
 impl MemoryPlan {
     /// Chunk buffers in flight, read-ahead, writers and the process itself.
-    fn fixed_bytes(threads: usize) -> u64 {
+    pub(crate) fn fixed_bytes(threads: usize) -> u64 {
         (48 << 20) + (threads as u64) * (3 * CHUNK_BYTES as u64 + (4 << 20))
     }
 
-    fn new(budget: u64, threads: usize) -> Result<MemoryPlan, LoadError> {
+    pub(crate) fn new(budget: u64, threads: usize) -> Result<MemoryPlan, LoadError> {
         let fixed = Self::fixed_bytes(threads);
         let minimum = fixed + (64 << 20);
         if budget < minimum {
@@ -785,6 +790,7 @@ fn build_indexes(
     threads: usize,
     rdf_type: Option<u64>,
     interrupt: &AtomicBool,
+    progress: &Progress,
 ) -> io::Result<(Counts, IdStats)> {
     use rayon::prelude::*;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(io::Error::other)?;
@@ -794,7 +800,7 @@ fn build_indexes(
     let results: Vec<io::Result<(u64, Option<IdStats>)>> = pool.install(|| {
         let triple_jobs = TRIPLE_INDEXES.par_iter().map(|(name, cols)| {
             let mut stats = (*name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
-            let n = build_index(gen_dir, spill, remap, name, cols, triples, TreeParams::TRIPLE, per_sorter, interrupt, |t| {
+            let n = build_index(gen_dir, spill, remap, name, cols, triples, TreeParams::TRIPLE, per_sorter, interrupt, progress, |t| {
                 if let Some(st) = stats.as_mut() {
                     st.observe_pos(t);
                 }
@@ -803,7 +809,7 @@ fn build_indexes(
         });
         let quad_jobs = QUAD_INDEXES.par_iter().map(|(name, cols)| {
             let logs = if have_quads { quads } else { &[] };
-            Ok((build_index(gen_dir, spill, remap, name, cols, logs, TreeParams::QUAD, per_sorter, interrupt, |_| {})?, None))
+            Ok((build_index(gen_dir, spill, remap, name, cols, logs, TreeParams::QUAD, per_sorter, interrupt, progress, |_| {})?, None))
         });
         triple_jobs.chain(quad_jobs).collect()
     });
@@ -837,6 +843,7 @@ fn build_index<const N: usize>(
     params: TreeParams,
     sort_bytes: u64,
     interrupt: &AtomicBool,
+    progress: &Progress,
     mut observe: impl FnMut(&[u64; N]),
 ) -> io::Result<u64> {
     let stop = || {
@@ -863,11 +870,15 @@ fn build_index<const N: usize>(
             w.push(&rec)?;
             observe(&t);
             n += 1;
+            if n % 4096 == 0 {
+                progress.index_counter(name).store(n, Ordering::Relaxed);
+            }
             if n % (1 << 20) == 0 {
                 stop()?;
             }
         }
     }
+    progress.index_counter(name).store(n, Ordering::Relaxed);
     w.finish()?;
     Ok(n)
 }

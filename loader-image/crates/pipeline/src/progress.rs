@@ -551,12 +551,13 @@ fn run_json(p: &Progress, interval: Duration) {
     let _ = writeln!(err, "{}", summary_json(p));
 }
 
-/// The final line: `{"phase":"summary","result":"ok","seconds":..,"phases":{..},..}`.
+/// The final line: `{"phase":"summary","result":"ok","seconds":..,"phases":[{"name":..,"seconds":..}],..}`.
 pub(crate) fn summary_json(p: &Progress) -> String {
-    let phases: serde_json::Map<String, serde_json::Value> = p
+    // In order, as the build report's `phases`.
+    let phases: Vec<serde_json::Value> = p
         .phase_seconds()
         .into_iter()
-        .map(|(ph, s)| (ph.name().to_string(), ((s * 1000.0).round() / 1000.0).into()))
+        .map(|(ph, s)| serde_json::json!({"name": ph.name(), "seconds": (s * 1000.0).round() / 1000.0}))
         .collect();
     let s = p.snapshot();
     serde_json::json!({

@@ -14,7 +14,12 @@ use crate::progress::{failed, index_names, Event, Phase, Progress};
 const TICK: Duration = Duration::from_millis(100);
 
 fn style(template: &str) -> ProgressStyle {
-    ProgressStyle::with_template(template).expect("progress template").progress_chars("=> ")
+    ProgressStyle::with_template(template)
+        .expect("progress template")
+        .with_key("rate", |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{}/s", indicatif::HumanCount(s.per_sec() as u64));
+        })
+        .progress_chars("=> ")
 }
 
 /// The bars of the phase being shown.
@@ -79,7 +84,7 @@ fn start(multi: &MultiProgress, p: &Progress, phase: Phase) -> Bars {
         }
         Phase::Nodes => {
             let b = multi.add(ProgressBar::new(s.terms_total.max(1)));
-            b.set_style(style("{prefix:>8} [{elapsed_precise}] [{bar:30}] {human_pos}/{human_len} terms {per_sec} ETA {eta} {msg}"));
+            b.set_style(style("{prefix:>8} [{elapsed_precise}] [{bar:30}] {human_pos}/{human_len} terms {rate} ETA {eta} {msg}"));
             b.set_prefix("nodes");
             Bars::One(b)
         }
@@ -91,7 +96,7 @@ fn start(multi: &MultiProgress, p: &Progress, phase: Phase) -> Bars {
                     continue; // no quads: the quad indexes are written empty at once
                 }
                 let b = multi.add(ProgressBar::new(expected.max(1)));
-                b.set_style(style("{prefix:>8} [{elapsed_precise}] [{bar:30}] {human_pos}/{human_len} records {per_sec} ETA {eta} {msg}"));
+                b.set_style(style("{prefix:>8} [{elapsed_precise}] [{bar:30}] {human_pos}/{human_len} records {rate} ETA {eta} {msg}"));
                 b.set_prefix(name.to_string());
                 v.push((i, b));
             }

@@ -41,10 +41,23 @@ PYTEST_ARGS ?=
 .PHONY: test-loader-fidelity
 test-loader-fidelity: loader tools-jena tools-python ## Fidelity vs Jena 5.6.0: xloader diff, SPARQL (tdbquery, Fuseki), W3C suites, bad input.
 	@eval "$$(bash hack/install-jena.sh)" && eval "$$(bash hack/setup-python.sh)" && \
-	cd $(LOADER_DIR)/tests && nice $$RDF_BULKLOAD_PYTHON -m pytest -q $(PYTEST_ARGS)
+	cd $(LOADER_DIR)/tests && nice $$RDF_BULKLOAD_PYTHON -m pytest -q --ignore=ops $(PYTEST_ARGS)
+
+# The loader with crash and delay points (feature failpoints), in a target directory of its
+# own so that the release binary never has them; a debug build, as the tests feed it little.
+LOADER_FP_BIN := $(LOADER_DIR)/target/failpoints/debug/rdf-bulkload
+
+.PHONY: loader-failpoints
+loader-failpoints: ## The loader with crash/delay points (feature failpoints) for fault tests; never shipped.
+	cd $(LOADER_DIR) && $(CARGO) build --locked -p rdf-bulkload --features failpoints --target-dir target/failpoints
+
+.PHONY: test-loader-ops
+test-loader-ops: loader loader-failpoints tools-python ## Operations: plan, progress (bars, JSON), metrics, failure modes (damaged input, full disk, small budget).
+	@eval "$$(bash hack/setup-python.sh)" && cd $(LOADER_DIR)/tests && \
+	RDF_BULKLOAD_FAILPOINTS=$(abspath $(LOADER_FP_BIN)) nice $$RDF_BULKLOAD_PYTHON -m pytest -q ops $(PYTEST_ARGS)
 
 .PHONY: test-loader
-test-loader: test-loader-unit test-loader-fidelity ## All loader tests (unit, conformance, fidelity against Jena).
+test-loader: test-loader-unit test-loader-ops test-loader-fidelity ## All loader tests (unit, operations, conformance, fidelity against Jena).
 
 ##@ Tooling (installed from package registries into $(RDF_BULKLOAD_CACHE))
 

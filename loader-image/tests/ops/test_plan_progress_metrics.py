@@ -194,3 +194,15 @@ def test_metrics_while_running(loader_fp, tmp_path):
     assert p.returncode == EXIT_OK, err[-3000:]
     with pytest.raises(OSError):  # the server stopped with the load
         _scrape(port)
+
+
+def test_metrics_address_in_use_is_a_usage_error(loader, tmp_path):
+    import socket
+    src = synthetic_nt(tmp_path / 'in.nt', 10)
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        r = loader.load(tmp_path / 'db', ['--metrics-addr', '127.0.0.1:%d' % port, src], expect=2)
+    assert '--metrics-addr 127.0.0.1:%d: cannot listen' % port in r.stderr, r.stderr
+    assert_clean(tmp_path / 'db')

@@ -435,6 +435,9 @@ pub fn plan(opts: &LoadOptions, files: &[InputFile]) -> Result<Plan, LoadError> 
     let step = files.len().div_ceil(MAX_SAMPLED_INPUTS).max(1);
     let mut inputs: Vec<Option<InputEstimate>> = vec![None; files.len()];
     for i in (0..files.len()).step_by(step) {
+        if opts.interrupt.load(Ordering::Relaxed) {
+            return Err(LoadError::Interrupted);
+        }
         inputs[i] = Some(sample(&files[i], opts.base.as_deref())?);
     }
     // The rest: like the sampled ones, per compressed byte.

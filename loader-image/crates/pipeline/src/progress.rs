@@ -522,12 +522,14 @@ fn spawn_reporter(f: impl FnOnce() + Send + 'static) -> std::thread::JoinHandle<
 fn run_json(p: &Progress, interval: Duration) {
     let mut next = Instant::now() + interval;
     let mut err = std::io::stderr();
+    let mut building = false;
     loop {
         let stopping = p.stopping();
         for e in p.take_events() {
             let line = match e {
                 Event::Started(Phase::Done | Phase::Plan) => continue,
                 Event::Started(_) => {
+                    building = true;
                     next = Instant::now() + interval;
                     p.snapshot().json_line()
                 }
@@ -548,7 +550,10 @@ fn run_json(p: &Progress, interval: Duration) {
         }
         p.wait(next.saturating_duration_since(Instant::now()).min(Duration::from_millis(500)));
     }
-    let _ = writeln!(err, "{}", summary_json(p));
+    if building {
+        // (A load refused before it began, e.g. by the plan, has nothing to sum up.)
+        let _ = writeln!(err, "{}", summary_json(p));
+    }
 }
 
 /// The final line: `{"phase":"summary","result":"ok","seconds":..,"phases":[{"name":..,"seconds":..}],..}`.

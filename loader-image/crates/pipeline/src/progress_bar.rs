@@ -33,11 +33,15 @@ enum Bars {
 pub(crate) fn run(p: &Progress) {
     let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
     let mut bars = Bars::None;
+    let mut building = false;
     loop {
         let stopping = p.stopping();
         for e in p.take_events() {
             match e {
-                Event::Started(phase) => bars = start(&multi, p, phase),
+                Event::Started(phase) => {
+                    building |= phase == Phase::Parse;
+                    bars = start(&multi, p, phase);
+                }
                 Event::Note { text, .. } => {
                     let _ = multi.println(text);
                 }
@@ -60,7 +64,9 @@ pub(crate) fn run(p: &Progress) {
         }
     }
     let _ = multi.clear();
-    let _ = writeln!(std::io::stderr(), "{}", summary_table(p));
+    if building {
+        let _ = writeln!(std::io::stderr(), "{}", summary_table(p));
+    }
 }
 
 fn all(bars: &Bars) -> Vec<&ProgressBar> {

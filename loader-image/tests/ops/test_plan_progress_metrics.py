@@ -73,7 +73,7 @@ def test_plan_and_load_refuse_a_too_small_tmp_filesystem(loader, tmp_path):
 
 def test_json_progress_covers_every_phase(loader, tmp_path):
     src = synthetic_nt(tmp_path / 'in.nt', 50000)
-    r = loader.load(tmp_path / 'db', ['--progress-interval', '0.05', src], check=False)
+    r = loader.load(tmp_path / 'db', ['--progress-interval', '50ms', src], check=False)
     lines = [l for l in r.stderr.splitlines() if l.strip()]
     assert lines[-1].startswith('loaded '), lines[-1]
     events = [json.loads(l) for l in lines[:-1]]  # every other line is JSON

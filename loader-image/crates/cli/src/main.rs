@@ -77,7 +77,8 @@ enum Command {
         /// build report as "source".
         #[arg(long, value_name = "FILE")]
         source_report: Option<PathBuf>,
-        /// Seconds between two JSON progress lines (when stderr is not a terminal).
+        /// Time between two JSON progress lines (when stderr is not a terminal): seconds, or
+        /// with a unit (500ms, 30s, 1m).
         #[arg(long, default_value = "10", value_parser = parse_seconds, value_name = "SECONDS")]
         progress_interval: Duration,
         /// Serve Prometheus metrics at http://HOST:PORT/metrics while the load runs (phase,
@@ -103,13 +104,22 @@ enum Command {
     },
 }
 
-/// Parses `0.5`, `10` (seconds).
+/// Parses `10`, `0.5` (seconds) or `500ms`, `30s`, `1m`, `1h` (the fetch step's style).
 fn parse_seconds(s: &str) -> Result<Duration, String> {
-    let v: f64 = s.trim().parse().map_err(|_| format!("invalid number of seconds {s:?}"))?;
+    let t = s.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "ms" => 0.001,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("invalid interval {s:?}: a number of seconds, or with ms, s, m or h")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("invalid interval {s:?}"))?;
     if !(v > 0.0 && v.is_finite()) {
-        return Err(format!("the interval must be a positive number of seconds, not {s:?}"));
+        return Err(format!("the interval must be positive, not {s:?}"));
     }
-    Ok(Duration::from_secs_f64(v))
+    Ok(Duration::from_secs_f64(v * scale))
 }
 
 /// Parses `HOST:PORT` (a name is resolved once, now).
@@ -246,7 +256,19 @@ fn fail(e: &LoadError) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_seconds, parse_size};
+    use std::time::Duration;
+
+    #[test]
+    fn intervals() {
+        assert_eq!(parse_seconds("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_seconds("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_seconds("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("5 fortnights").is_err());
+    }
 
     #[test]
     fn sizes() {

@@ -96,10 +96,11 @@ fn start(multi: &MultiProgress, p: &Progress, phase: Phase) -> Bars {
         }
         Phase::Indexes => {
             let mut v = Vec::new();
+            let any = s.index_expected.iter().any(|&e| e > 0);
             for (i, name) in index_names().enumerate() {
                 let expected = s.index_expected[i];
-                if expected == 0 && i >= 3 {
-                    continue; // no quads: the quad indexes are written empty at once
+                if expected == 0 && (any || i > 0) {
+                    continue; // no triples (or quads): those indexes are written empty at once
                 }
                 let b = multi.add(ProgressBar::new(expected.max(1)));
                 b.set_style(style("{prefix:>8} [{elapsed_precise}] [{bar:30}] {human_pos}/{human_len} records {rate} ETA {eta} {msg}"));

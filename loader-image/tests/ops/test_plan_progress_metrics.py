@@ -91,11 +91,14 @@ def test_json_progress_covers_every_phase(loader, tmp_path):
     assert [x['name'] for x in summary['phases']] == PHASES and summary['statements'] == 50000, summary
 
 
-def _run_on_pty(argv, timeout=120):
-    """Runs argv with stderr on a pseudo-terminal of 40x120; returns (exit code, what it printed there)."""
+def _run_on_pty(argv, timeout=120, stream='stderr'):
+    """Runs argv with stderr (or stdout) on a pseudo-terminal of 40x120; returns (exit code,
+    what it printed there)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack('HHHH', 40, 120, 0, 0))
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    outs = {'stdout': subprocess.DEVNULL, 'stderr': subprocess.DEVNULL}
+    outs[stream] = slave
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, **outs)
     os.close(slave)
     out = b''
     deadline = time.time() + timeout
@@ -127,6 +130,15 @@ def test_progress_bars_on_a_terminal(loader, tmp_path):
     assert re.search(r'parse done in [\d.]+s', text), text[-3000:]
     assert re.search(r'phase\s+time\s+share\s+parse\s+[\d.]+s\s+[\d.]+%', text), 'no summary table:\n' + text[-3000:]
     assert '{"phase"' not in text, 'JSON lines on a terminal'
+
+
+def test_plan_on_a_terminal_is_a_table(loader, tmp_path):
+    src = synthetic_nt(tmp_path / 'in.nt', 1000)
+    code, text = _run_on_pty(loader.cmd + ['plan', '--loc', str(tmp_path / 'db'), '--memory', '1G', src], stream='stdout')
+    assert code == EXIT_OK, text
+    assert re.search(r'in\.nt\s+n-triples\s+none\s+[\d.]+ KiB\s+1000\s+sampled to the end', text), text
+    assert re.search(r'distinct terms\s+~2007', text), text
+    assert 'id remap table' in text and 'verdict: fits' in text, text
 
 
 def _scrape(port):

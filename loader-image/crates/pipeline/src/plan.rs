@@ -770,6 +770,21 @@ mod tests {
     }
 
     #[test]
+    fn remap_table_that_fits_only_without_the_margin_is_tight() {
+        let tmp = tempfile::tempdir().unwrap();
+        let budget = 256 << 20;
+        let mp = MemoryPlan::new(budget, 2).unwrap();
+        let spare = budget - MemoryPlan::fixed_bytes(2) - mp.tuple_buffer_bytes(2) - MIN_SORT_BYTES;
+        let terms = (spare - (1 << 20)) / 8; // the remap table fits with 1 MiB to spare
+        let plan = assess(&opts(tmp.path(), budget), vec![est(terms, terms, terms * 10)]);
+        assert_eq!(plan.verdict, Verdict::Tight, "{:?}", plan.problems);
+        assert!(plan.refusal().is_none(), "a tight build is started");
+        assert!(plan.problems.iter().any(|p| p.starts_with("tight:") && p.contains("remap table")), "{:?}", plan.problems);
+        let plan = assess(&opts(tmp.path(), budget), vec![est(terms, terms + (2 << 17), terms * 10)]);
+        assert_eq!(plan.verdict, Verdict::DoesNotFit, "2 MiB more of remap table do not fit");
+    }
+
+    #[test]
     fn budget_below_the_minimum_does_not_fit() {
         let tmp = tempfile::tempdir().unwrap();
         let plan = assess(&opts(tmp.path(), 1 << 20), vec![est(10, 10, 100)]);

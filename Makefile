@@ -23,7 +23,7 @@ demo: loader tools-jena ## Build the loader, load examples/ into out/demo-db and
 	bash hack/demo.sh
 
 .PHONY: test
-test: test-loader test-source test-operator test-bench test-chart test-e2e-cluster-build test-e2e-local test-images ## Run every test suite (what CI runs).
+test: test-loader test-fuzz test-source test-operator test-bench test-chart test-e2e-cluster-build test-e2e-local test-images ## Run every test suite (what CI runs).
 
 ##@ Loader (Rust, loader-image/)
 
@@ -33,7 +33,7 @@ loader: ## Build the rdf-bulkload binary (release).
 
 .PHONY: test-loader-unit
 test-loader-unit: ## Unit and property tests of the loader crates, and the kill/resume tests (crash points built in).
-	cd $(LOADER_DIR) && $(CARGO) test --release --locked --workspace --features rdf-bulkload/failpoints
+	cd $(LOADER_DIR) && $(CARGO) test --release --locked --workspace --features rdf-bulkload/failpoints --target-dir target/failpoints
 
 # Extra pytest options for the fidelity suites, e.g. PYTEST_ARGS="-k w3c -x".
 PYTEST_ARGS ?=
@@ -41,10 +41,23 @@ PYTEST_ARGS ?=
 .PHONY: test-loader-fidelity
 test-loader-fidelity: loader tools-jena tools-python ## Fidelity vs Jena 5.6.0: xloader diff, SPARQL (tdbquery, Fuseki), W3C suites, bad input.
 	@eval "$$(bash hack/install-jena.sh)" && eval "$$(bash hack/setup-python.sh)" && \
-	cd $(LOADER_DIR)/tests && nice $$RDF_BULKLOAD_PYTHON -m pytest -q $(PYTEST_ARGS)
+	cd $(LOADER_DIR)/tests && nice $$RDF_BULKLOAD_PYTHON -m pytest -q --ignore=ops $(PYTEST_ARGS)
+
+# The loader with crash and delay points (feature failpoints), in a target directory of its
+# own so that the shipped binary never has them; test-loader-unit builds the same.
+LOADER_FP_BIN := $(LOADER_DIR)/target/failpoints/release/rdf-bulkload
+
+.PHONY: loader-failpoints
+loader-failpoints: ## The loader with crash/delay points (feature failpoints) for fault tests; never shipped.
+	cd $(LOADER_DIR) && $(CARGO) build --release --locked -p rdf-bulkload --features failpoints --target-dir target/failpoints
+
+.PHONY: test-loader-ops
+test-loader-ops: loader loader-failpoints tools-python ## Operations: plan, progress (bars, JSON), metrics, failure modes (damaged input, full disk, small budget).
+	@eval "$$(bash hack/setup-python.sh)" && cd $(LOADER_DIR)/tests && \
+	RDF_BULKLOAD_FAILPOINTS=$(abspath $(LOADER_FP_BIN)) nice $$RDF_BULKLOAD_PYTHON -m pytest -q ops $(PYTEST_ARGS)
 
 .PHONY: test-loader
-test-loader: test-loader-unit test-loader-fidelity ## All loader tests (unit, conformance, fidelity against Jena).
+test-loader: test-loader-unit test-loader-ops test-loader-fidelity ## All loader tests (unit, operations, conformance, fidelity against Jena).
 
 # Fuzzing (loader-image/fuzz/): the input layer and the B+Tree packer, see hack/fuzz.sh.
 # Seconds per target for `make fuzz`; FUZZ_TARGETS picks targets (default: all).

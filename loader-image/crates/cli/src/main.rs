@@ -1,12 +1,16 @@
 //! `rdf-bulkload`: builds Apache Jena TDB2 databases from RDF dumps.
 
+use std::io::{IsTerminal, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use bulkload_pipeline::{load, LoadError, LoadOptions, OnError};
-use clap::{Parser, Subcommand, ValueEnum};
+use bulkload_pipeline::plan::{detect_inputs, plan};
+use bulkload_pipeline::{load, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
 #[command(name = "rdf-bulkload", version, about = "Build an Apache Jena TDB2 database from RDF dumps, fast and safely")]
@@ -23,17 +27,38 @@ enum OnErrorArg {
     Skip,
 }
 
+/// What `load` and `plan` share: the inputs, the target and the resources.
+#[derive(Args)]
+struct BuildArgs {
+    /// The database directory to create.
+    #[arg(long, value_name = "DIR")]
+    loc: PathBuf,
+    /// Input files, or directories (every file below them, sorted by name).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Directory for temporary spill files (default: beside the database).
+    #[arg(long, value_name = "DIR")]
+    tmpdir: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Memory budget for the whole process, e.g. 4GiB, 800M.
+    #[arg(long, default_value = "2GiB", value_parser = parse_size, value_name = "SIZE")]
+    memory: u64,
+    /// Base IRI for relative IRIs in Turtle/TriG (default: each file's file:// URL).
+    #[arg(long, value_name = "IRI")]
+    base: Option<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Load N-Triples, N-Quads, Turtle or TriG files (plain, gzip, bzip2, zstd) into a new
-    /// TDB2 database.
+    /// TDB2 database. Checks first, like `plan`, that memory and disk can hold the build, and
+    /// refuses (exit 5) when they cannot. Shows progress on stderr: bars on a terminal, JSON
+    /// lines otherwise.
     Load {
-        /// The database directory to create.
-        #[arg(long, value_name = "DIR")]
-        loc: PathBuf,
-        /// Input files, or directories (every file below them, sorted by name).
-        #[arg(required = true, value_name = "FILE")]
-        files: Vec<PathBuf>,
+        #[command(flatten)]
+        build: BuildArgs,
         #[arg(long, value_enum, default_value = "strict")]
         on_error: OnErrorArg,
         /// With --on-error skip: fail when more statements than this are rejected.
@@ -45,18 +70,6 @@ enum Command {
         /// Also write the build report here (it is always in <DIR>/bulkload-report.json).
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
-        /// Directory for temporary spill files (default: beside the database).
-        #[arg(long, value_name = "DIR")]
-        tmpdir: Option<PathBuf>,
-        /// Worker threads (default: all cores).
-        #[arg(long, value_name = "N")]
-        threads: Option<usize>,
-        /// Memory budget for the whole process, e.g. 4GiB, 800M.
-        #[arg(long, default_value = "2GiB", value_parser = parse_size, value_name = "SIZE")]
-        memory: u64,
-        /// Base IRI for relative IRIs in Turtle/TriG (default: each file's file:// URL).
-        #[arg(long, value_name = "IRI")]
-        base: Option<String>,
         /// Replace an existing database at --loc once the new one is complete.
         #[arg(long)]
         replace: bool,
@@ -68,7 +81,61 @@ enum Command {
         /// work directory (by default a rerun with the same inputs and options resumes it).
         #[arg(long)]
         fresh: bool,
+        /// Time between two JSON progress lines (when stderr is not a terminal): seconds, or
+        /// with a unit (500ms, 30s, 1m).
+        #[arg(long, default_value = "10", value_parser = parse_seconds, value_name = "SECONDS")]
+        progress_interval: Duration,
+        /// Serve Prometheus metrics at http://HOST:PORT/metrics while the load runs (phase,
+        /// statements, bytes read, rate, rejects, memory, temp disk, phase durations).
+        #[arg(long, value_parser = parse_addr, value_name = "HOST:PORT")]
+        metrics_addr: Option<SocketAddr>,
+        /// Start even when the plan estimates that memory or disk cannot hold the build (the
+        /// estimate comes from a sample and can be wrong, e.g. when the start of a dump is
+        /// unlike the rest, or when space is freed while the load runs).
+        #[arg(long)]
+        skip_plan_check: bool,
     },
+    /// Estimate a load without doing it: inputs (format, compression, size), statements and
+    /// distinct terms (from a sample of each input), memory, temp disk and database size,
+    /// free disk; exit 0 when the build fits, 5 when it cannot. A table on a terminal, JSON
+    /// otherwise.
+    Plan {
+        #[command(flatten)]
+        build: BuildArgs,
+        /// Print JSON even on a terminal.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Parses `10`, `0.5` (seconds) or `500ms`, `30s`, `1m`, `1h` (the fetch step's style).
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
+    let scale = match unit {
+        "" | "s" => 1.0,
+        "ms" => 0.001,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("invalid interval {s:?}: a number of seconds, or with ms, s, m or h")),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("invalid interval {s:?}"))?;
+    if !(v > 0.0 && v.is_finite()) {
+        return Err(format!("the interval must be positive, not {s:?}"));
+    }
+    Ok(Duration::from_secs_f64(v * scale))
+}
+
+/// Parses `HOST:PORT` (a name is resolved once, now).
+fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+    s.to_socket_addrs()
+        .map_err(|e| format!("{s:?} is not HOST:PORT ({e})"))?
+        .next()
+        .ok_or_else(|| format!("{s:?} resolves to no address"))
+}
+
+fn default_threads(threads: Option<usize>) -> usize {
+    threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Parses sizes like `512M`, `4GiB`, `1.5G`, `1000000` (bytes).
@@ -100,10 +167,53 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Load { loc, files, on_error, max_rejects, rejects, report, tmpdir, threads, memory, base, replace, source_report, fresh } => {
-            let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        Command::Plan { build, json } => {
+            let opts = LoadOptions {
+                loc: build.loc,
+                inputs: build.files,
+                on_error: OnError::Strict,
+                max_rejects: 0,
+                rejects: None,
+                report: None,
+                tmpdir: build.tmpdir,
+                threads: default_threads(build.threads),
+                memory: build.memory,
+                base: build.base,
+                replace: false,
+                source_report: None,
+                interrupt: Arc::new(AtomicBool::new(false)),
+                monitor: MonitorOptions { style: ProgressStyle::Off, ..Default::default() },
+                skip_plan_check: false,
+                fresh: false,
+            };
+            let p = match detect_inputs(&opts.inputs).and_then(|files| plan(&opts, &files)) {
+                Ok(p) => p,
+                Err(e) => return fail(&e),
+            };
+            // A closed stdout (`| head`) is not an error of the plan.
+            let mut out = std::io::stdout();
+            let _ = if json || !out.is_terminal() { writeln!(out, "{}", p.to_json()) } else { write!(out, "{}", p.to_text()) };
+            match p.refusal() {
+                Some(e) => fail(&e), // exit 5, with the numbers
+                None => ExitCode::SUCCESS,
+            }
+        }
+        Command::Load {
+            build: BuildArgs { loc, files, tmpdir, threads, memory, base },
+            on_error,
+            max_rejects,
+            rejects,
+            report,
+            replace,
+            source_report,
+            progress_interval,
+            metrics_addr,
+            skip_plan_check,
+            fresh,
+        } => {
+            let threads = default_threads(threads);
             // SIGTERM/SIGINT stop the load at the next safe point (exit code 6); nothing is
-            // left at --loc and temporary files are removed.
+            // left at --loc and the work up to the last checkpoint is kept for a rerun.
             let interrupt = Arc::new(AtomicBool::new(false));
             for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
                 if let Err(e) = signal_hook::flag::register(sig, interrupt.clone()) {
@@ -128,6 +238,8 @@ fn main() -> ExitCode {
                 replace,
                 source_report,
                 interrupt,
+                monitor: MonitorOptions { style: ProgressStyle::Auto, interval: progress_interval, metrics_addr },
+                skip_plan_check,
                 fresh,
             };
             match load(&opts) {
@@ -151,7 +263,19 @@ fn fail(e: &LoadError) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_seconds, parse_size};
+    use std::time::Duration;
+
+    #[test]
+    fn intervals() {
+        assert_eq!(parse_seconds("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_seconds("0.25"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_seconds("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_seconds("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("-1").is_err());
+        assert!(parse_seconds("5 fortnights").is_err());
+    }
 
     #[test]
     fn sizes() {

@@ -9,9 +9,14 @@ pub mod failpoint;
 mod error;
 mod input;
 pub mod load;
+pub mod metrics;
+pub mod plan;
+pub mod progress;
+mod progress_bar;
 mod report;
 pub mod tuples;
 
 pub use error::LoadError;
 pub use load::{load, LoadOptions, OnError, REPORT_FILE};
+pub use progress::{MonitorOptions, ProgressStyle};
 pub use report::Report;

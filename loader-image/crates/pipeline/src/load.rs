@@ -25,6 +25,7 @@ use crate::tuples::{Logged, TupleLog};
 use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use crate::error::LoadError;
 use crate::input::{open_input, RawDigest, ReadAhead};
+use crate::progress::{Monitor, MonitorOptions, Progress};
 use crate::report::{PhaseReport, Report};
 
 /// What to do with a statement the parser rejects.
@@ -63,6 +64,10 @@ pub struct LoadOptions {
     pub interrupt: Arc<AtomicBool>,
     /// Discard the checkpoint of an earlier run of this load instead of resuming it.
     pub fresh: bool,
+    /// Progress bars or JSON lines, and Prometheus metrics, while the load runs.
+    pub monitor: MonitorOptions,
+    /// Start even when the plan (crate::plan) says the build cannot fit.
+    pub skip_plan_check: bool,
 }
 
 impl LoadOptions {
@@ -101,6 +106,7 @@ struct ParseShared<'a> {
     log_cap: usize,
     digests: Vec<Arc<Mutex<RawDigest>>>,
     raw_bytes_read: Arc<AtomicU64>,
+    progress: &'a Progress,
     /// Strict mode: the earliest (file, chunk) that failed; later work is skipped.
     stop_at: Mutex<Option<(usize, u64)>>,
     first_errors: Mutex<Vec<FileReject>>,
@@ -193,6 +199,7 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
         if sh.skipped(file, seq) {
             continue;
         }
+        let statements_before = out.statements;
         let mut local_rejects = Vec::new();
         let mut on_reject = |r: Rejected| -> Result<(), Stop> {
             if strict {
@@ -296,6 +303,7 @@ fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> Worke
             }
         }
         out.rejects.append(&mut local_rejects);
+        sh.progress.parse_job_done(out.statements - statements_before, sh.rejected.load(Ordering::Relaxed), sh.dict.memory_bytes());
         crash_point("parse.chunk");
     }
     out
@@ -341,6 +349,7 @@ fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: 
 struct Timer {
     phases: Vec<PhaseReport>,
     at: Instant,
+    progress: Arc<Progress>,
 }
 
 impl Timer {
@@ -348,7 +357,7 @@ impl Timer {
     fn lap(&mut self, name: &str) -> f64 {
         let now = Instant::now();
         let seconds = (now - self.at).as_secs_f64();
-        eprintln!("{{\"phase\":\"{name}\",\"seconds\":{seconds:.3}}}");
+        self.progress.end_phase(name, seconds); // shown by the progress renderer
         self.phases.push(PhaseReport { name: name.to_string(), seconds });
         self.at = now;
         seconds
@@ -356,7 +365,7 @@ impl Timer {
 
     /// A phase an earlier run completed (its seconds from the checkpoint).
     fn resumed(&mut self, name: &str, seconds: f64) {
-        eprintln!("{{\"phase\":\"{name}\",\"seconds\":{seconds:.3},\"resumed\":true}}");
+        self.progress.end_phase(name, seconds);
         self.phases.push(PhaseReport { name: name.to_string(), seconds });
         self.at = Instant::now();
     }
@@ -380,7 +389,7 @@ fn write_rejects(path: &Path, sh_files: &[InputFile], rejects: &mut [FileReject]
 
 /// Input paths with directories replaced by the files below them (sorted, hidden files
 /// and the fetch step's bookkeeping skipped), so a fetched dump set can be passed as is.
-fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
+pub(crate) fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
         let mut entries: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
         entries.sort_by_key(|e| e.file_name());
@@ -458,30 +467,30 @@ fn identity(opts: &LoadOptions, files: &[InputFile], rejects_path: &Path) -> Res
 
 /// The checkpoint an earlier run of this same load left, if any; a checkpoint of another
 /// load (changed inputs or options) is reported and discarded.
-fn checkpoint_to_resume(opts: &LoadOptions, places: &Places, identity: &BuildIdentity) -> Option<Checkpoint> {
+fn checkpoint_to_resume(opts: &LoadOptions, places: &Places, identity: &BuildIdentity, progress: &Progress) -> Option<Checkpoint> {
     let work = places.work_dir();
     let cp = match Checkpoint::read(&work) {
         Ok(Some(cp)) => cp,
         Ok(None) => return None,
         Err(e) => {
-            log_event("checkpoint_discarded", &work, &format!("unreadable checkpoint ({e}); starting over"));
+            log_event(progress, "checkpoint_discarded", &work, &format!("unreadable checkpoint ({e}); starting over"));
             return None;
         }
     };
     if opts.fresh {
-        log_event("checkpoint_discarded", &work, &format!("--fresh: not resuming after {}; starting over", cp.last_step()));
+        log_event(progress, "checkpoint_discarded", &work, &format!("--fresh: not resuming after {}; starting over", cp.last_step()));
         return None;
     }
     if let Some(why) = cp.identity.difference(identity) {
-        log_event("checkpoint_discarded", &work, &format!("the checkpoint after {} is for another load: {why}; starting over", cp.last_step()));
+        log_event(progress, "checkpoint_discarded", &work, &format!("the checkpoint after {} is for another load: {why}; starting over", cp.last_step()));
         return None;
     }
     if cp.building != places.building.display().to_string() {
-        log_event("checkpoint_discarded", &work, "the checkpoint names another build directory; starting over");
+        log_event(progress, "checkpoint_discarded", &work, "the checkpoint names another build directory; starting over");
         return None;
     }
     if cp.nodes.is_some() && !places.gen_dir.is_dir() && !(cp.finished && opts.loc.is_dir()) {
-        log_event("checkpoint_discarded", &work, &format!("{} is gone; starting over", places.building.display()));
+        log_event(progress, "checkpoint_discarded", &work, &format!("{} is gone; starting over", places.building.display()));
         return None;
     }
     Some(cp)
@@ -524,16 +533,25 @@ impl Drop for LoadLock {
     }
 }
 
-/// A JSON log line about the load's own state (not progress).
-fn log_event(event: &str, path: &Path, message: &str) {
-    eprintln!("{}", serde_json::json!({"event": event, "path": path.display().to_string(), "message": message}));
+/// A message about the load's own state (not progress): a JSON line, or text on a terminal.
+fn log_event(progress: &Progress, event: &str, path: &Path, message: &str) {
+    let json = serde_json::json!({"event": event, "path": path.display().to_string(), "message": message}).to_string();
+    progress.note(json, format!("{message} ({})", path.display()));
 }
 
 /// Loads the inputs into a new TDB2 database at `opts.loc`, resuming an earlier run of the
 /// same load from its last checkpoint.
 pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
+    let progress = Progress::new(opts.memory);
+    let monitor = Monitor::start(&opts.monitor, progress.clone())?;
+    let result = load_monitored(opts, progress);
+    monitor.finish(result.is_ok());
+    result
+}
+
+fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report, LoadError> {
     let started = Instant::now();
-    let mut timer = Timer { phases: Vec::new(), at: started };
+    let mut timer = Timer { phases: Vec::new(), at: started, progress };
     if opts.inputs.is_empty() {
         return Err(LoadError::Usage("no input files".into()));
     }
@@ -544,6 +562,7 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
     if files.is_empty() {
         return Err(LoadError::Usage("the input directories hold no files".into()));
     }
+    crate::plan::check(opts, &files, &timer.progress)?;
     let rejects_path = opts.rejects.clone().unwrap_or_else(|| {
         let mut s = opts.loc.clone().into_os_string();
         s.push(".rejects.jsonl");
@@ -553,13 +572,15 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
     fs::create_dir_all(&places.work_parent).map_err(|e| LoadError::from_output_io("creating --tmpdir", e))?;
     let _lock = LoadLock::take(&places)?;
     let identity = identity(opts, &files, &rejects_path)?;
-    let resumed = checkpoint_to_resume(opts, &places, &identity);
+    let progress = timer.progress.clone();
+    let progress = progress.as_ref();
+    let resumed = checkpoint_to_resume(opts, &places, &identity, progress);
 
     // Killed after the rename into place, before the work directory was removed: the
     // database is complete.
     if let Some(cp) = resumed.as_ref().filter(|cp| cp.finished && !places.building.exists()) {
         if let Ok(report) = fs::read(opts.loc.join(REPORT_FILE)).map_err(io::Error::from).and_then(|b| serde_json::from_slice::<Report>(&b).map_err(io::Error::from)) {
-            log_event("already_complete", &opts.loc, &format!("the database was completed by the run that checkpointed after {}", cp.last_step()));
+            log_event(progress, "already_complete", &opts.loc, &format!("the database was completed by the run that checkpointed after {}", cp.last_step()));
             let _ = fs::remove_dir_all(sibling(&opts.loc, "old"));
             fs::remove_dir_all(places.work_dir()).map_err(|e| LoadError::from_output_io("removing the work directory", e))?;
             return Ok(report);
@@ -588,14 +609,14 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
         match SpillDir::reopen(&places.work_parent, &places.work_name, &cp.live_files(), &[CHECKPOINT_FILE]) {
             Ok(spill) => Some((cp, spill)),
             Err(e) => {
-                log_event("checkpoint_discarded", &places.work_dir(), &format!("{e}; starting over"));
+                log_event(progress, "checkpoint_discarded", &places.work_dir(), &format!("{e}; starting over"));
                 None
             }
         }
     });
     let (cp, spill) = match reopened {
         Some((cp, spill)) => {
-            log_event("resuming", &places.work_dir(), &format!("resuming after {}", cp.last_step()));
+            log_event(progress, "resuming", &places.work_dir(), &format!("resuming after {}", cp.last_step()));
             if cp.nodes.is_none() {
                 // Nothing in the build directory is checkpointed yet.
                 let _ = fs::remove_dir_all(&places.building);
@@ -623,6 +644,7 @@ pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
             Ok(Some(cp)) if resumable => {
                 spill.preserve();
                 log_event(
+                    progress,
                     "resumable",
                     spill.path(),
                     &format!(
@@ -657,6 +679,8 @@ fn build(
     let gen_dir = places.gen_dir.as_path();
     let save = |cp: &Checkpoint| cp.save(&work).map_err(|e| LoadError::from_output_io("saving a checkpoint", e));
     let resumed_after = (cp.parse.is_some()).then(|| cp.last_step());
+    let progress = timer.progress.clone();
+    progress.set_spill(spill);
     if cp.finished {
         // Killed between the last checkpoint and the rename: the database is complete.
         let report_file = places.building.join(REPORT_FILE);
@@ -677,6 +701,7 @@ fn build(
     // ---- Memory plan: fixed buffers first, then shares of what is left.
     let threads = opts.threads.max(1);
     let plan = MemoryPlan::new(opts.memory, threads)?;
+    progress.start_parse(files.iter().map(|f| f.size).sum(), plan.tuple_buffer_bytes(threads));
 
     // ---- Phase 1: parse and encode
     let parse = match cp.parse.clone() {
@@ -685,7 +710,7 @@ fn build(
             p
         }
         None => {
-            let mut p = parse_phase(opts, files, spill, &plan, rejects_path)?;
+            let mut p = parse_phase(opts, files, spill, &plan, rejects_path, &progress)?;
             p.seconds = timer.lap("parse");
             cp.parse = Some(p.clone());
             save(&cp)?;
@@ -698,6 +723,8 @@ fn build(
     let ids_assigned: u64 = parse.dictionary.iter().map(|s| s.ids).sum();
     let remap_bytes = ids_assigned * 8;
     let sort_budget = plan.sorting(remap_bytes)?;
+    progress.expect_terms(ids_assigned);
+    progress.memory_bytes.store(remap_bytes, Ordering::Relaxed);
     let remap_file = "remap.bin";
     let (nodes, remap) = match cp.nodes.clone() {
         Some(n) => {
@@ -708,11 +735,12 @@ fn build(
             let dict = Dictionary::restore(&parse.dictionary, spill.clone()).map_err(|e| LoadError::Internal(e.to_string()))?;
             let (mut merge, mut remap) = dict.into_merge().map_err(|e| LoadError::from_output_io("merging the dictionary", e))?;
             let (distinct_terms, node_data_bytes, rdf_type) =
-                write_node_table(gen_dir, &mut merge, &mut remap, &opts.interrupt).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
+                write_node_table(gen_dir, &mut merge, &mut remap, &opts.interrupt, &progress).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
             crash_point("nodes.written");
             sync_files(gen_dir, ["nodes-data.obj", "nodes-data.bdf", "nodes.dat", "nodes.idn", "nodes.bpt"])
                 .and_then(|_| remap.save(&work.join(remap_file)))
                 .map_err(|e| LoadError::from_output_io("syncing the node table", e))?;
+            progress.expect_index_records(parse.triple_logs.iter().map(|l| l.tuples).sum(), parse.quad_logs.iter().map(|l| l.tuples).sum());
             let n = NodesState { seconds: timer.lap("nodes"), distinct_terms, node_data_bytes, rdf_type, remap_file: remap_file.into() };
             cp.nodes = Some(n.clone());
             save(&cp)?;
@@ -745,7 +773,8 @@ fn build(
             Some(r) => r,
             None => Remap::load(&work.join(&nodes.remap_file)).map_err(|e| LoadError::from_output_io("reading the id remap table", e))?,
         };
-        build_indexes(gen_dir, spill, &remap, &triple_logs, &quad_logs, sort_budget, threads, nodes.rdf_type, &done, &on_index_done, &opts.interrupt)
+        progress.start_index_memory(remap_bytes, sort_budget, threads);
+        build_indexes(gen_dir, spill, &remap, &triple_logs, &quad_logs, sort_budget, threads, nodes.rdf_type, &done, &on_index_done, &opts.interrupt, &progress)
             .map_err(|e| LoadError::from_output_io("building indexes", e))?;
         timer.lap("indexes");
     }
@@ -821,7 +850,14 @@ fn logged_from<const N: usize>(work: &Path, l: &LogState) -> Logged<N> {
 
 /// Phase 1: parses and encodes every input; leaves the dictionary and the tuple logs
 /// durable in the work directory and returns what the checkpoint records of them.
-fn parse_phase(opts: &LoadOptions, files: &[InputFile], spill: &Arc<SpillDir>, plan: &MemoryPlan, rejects_path: &Path) -> Result<ParseState, LoadError> {
+fn parse_phase(
+    opts: &LoadOptions,
+    files: &[InputFile],
+    spill: &Arc<SpillDir>,
+    plan: &MemoryPlan,
+    rejects_path: &Path,
+    progress: &Progress,
+) -> Result<ParseState, LoadError> {
     let threads = opts.threads.max(1);
     let sh = ParseShared {
         opts,
@@ -830,7 +866,8 @@ fn parse_phase(opts: &LoadOptions, files: &[InputFile], spill: &Arc<SpillDir>, p
         spill: spill.clone(),
         log_cap: plan.log_tuples_per_worker,
         digests: files.iter().map(|_| Arc::new(Mutex::new(RawDigest::default()))).collect(),
-        raw_bytes_read: Arc::new(AtomicU64::new(0)),
+        raw_bytes_read: progress.bytes_read.clone(),
+        progress,
         stop_at: Mutex::new(None),
         first_errors: Mutex::new(Vec::new()),
         rejected: AtomicU64::new(0),
@@ -969,7 +1006,13 @@ fn parse_phase(opts: &LoadOptions, files: &[InputFile], spill: &Arc<SpillDir>, p
 
 /// Writes `nodes-data.obj` and the `nodes` tree from the merged dictionary; returns the
 /// number of distinct terms and the data file's length.
-fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap, interrupt: &AtomicBool) -> io::Result<(u64, u64, Option<u64>)> {
+fn write_node_table(
+    gen_dir: &Path,
+    merge: &mut TermMerge,
+    remap: &mut Remap,
+    interrupt: &AtomicBool,
+    progress: &Progress,
+) -> io::Result<(u64, u64, Option<u64>)> {
     let rdf_type_key = tdb2::term::node_hash(&tdb2::term::Term::Iri(RDF_TYPE));
     let mut rdf_type = None;
     let mut data = NodeDataWriter::create(gen_dir, "nodes")?;
@@ -1000,26 +1043,30 @@ fn write_node_table(gen_dir: &Path, merge: &mut TermMerge, remap: &mut Remap, in
         last_key = Some(t.key);
         last_offset = offset;
         distinct += 1;
+        if distinct % 4096 == 0 {
+            progress.terms_written.store(distinct, Ordering::Relaxed);
+        }
     }
+    progress.terms_written.store(distinct, Ordering::Relaxed);
     index.finish()?;
     Ok((distinct, data.finish()?, rdf_type))
 }
 
-/// How the memory budget is shared out.
-struct MemoryPlan {
+/// How the memory budget is shared out (also the plan's memory model, crate::plan).
+pub(crate) struct MemoryPlan {
     budget: u64,
     fixed: u64,
-    dictionary: u64,
-    log_tuples_per_worker: usize,
+    pub(crate) dictionary: u64,
+    pub(crate) log_tuples_per_worker: usize,
 }
 
 impl MemoryPlan {
     /// Chunk buffers in flight, read-ahead, writers and the process itself.
-    fn fixed_bytes(threads: usize) -> u64 {
+    pub(crate) fn fixed_bytes(threads: usize) -> u64 {
         (48 << 20) + (threads as u64) * (3 * CHUNK_BYTES as u64 + (4 << 20))
     }
 
-    fn new(budget: u64, threads: usize) -> Result<MemoryPlan, LoadError> {
+    pub(crate) fn new(budget: u64, threads: usize) -> Result<MemoryPlan, LoadError> {
         let fixed = Self::fixed_bytes(threads);
         let minimum = fixed + (64 << 20);
         if budget < minimum {
@@ -1085,6 +1132,7 @@ fn build_indexes(
     done: &BTreeMap<String, IndexState>,
     on_done: &(dyn Fn(&str, IndexState) -> io::Result<()> + Sync),
     interrupt: &AtomicBool,
+    progress: &Progress,
 ) -> io::Result<()> {
     use rayon::prelude::*;
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(io::Error::other)?;
@@ -1098,7 +1146,7 @@ fn build_indexes(
     pool.install(|| {
         let triple_jobs = TRIPLE_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
             let mut stats = (*name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
-            let records = build_index(gen_dir, spill, remap, name, cols, triples, TreeParams::TRIPLE, per_sorter, interrupt, |t| {
+            let records = build_index(gen_dir, spill, remap, name, cols, triples, TreeParams::TRIPLE, per_sorter, interrupt, progress, |t| {
                 if let Some(st) = stats.as_mut() {
                     st.observe_pos(t);
                 }
@@ -1107,7 +1155,7 @@ fn build_indexes(
         });
         let quad_jobs = QUAD_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
             let logs = if have_quads { quads } else { &[] };
-            let records = build_index(gen_dir, spill, remap, name, cols, logs, TreeParams::QUAD, per_sorter, interrupt, |_| {})?;
+            let records = build_index(gen_dir, spill, remap, name, cols, logs, TreeParams::QUAD, per_sorter, interrupt, progress, |_| {})?;
             finish(name, IndexState { records, stats: None })
         });
         triple_jobs.chain(quad_jobs).collect::<io::Result<()>>()
@@ -1127,6 +1175,7 @@ fn build_index<const N: usize>(
     params: TreeParams,
     sort_bytes: u64,
     interrupt: &AtomicBool,
+    progress: &Progress,
     mut observe: impl FnMut(&[u64; N]),
 ) -> io::Result<u64> {
     let stop = || {
@@ -1160,6 +1209,9 @@ fn build_index<const N: usize>(
             w.push(&rec)?;
             observe(&t);
             n += 1;
+            if n % 4096 == 0 {
+                progress.index_counter(name).store(n, Ordering::Relaxed);
+            }
             if n % (1 << 14) == 0 {
                 crash_point("indexes.record");
                 if n % (1 << 20) == 0 {
@@ -1168,6 +1220,7 @@ fn build_index<const N: usize>(
             }
         }
     }
+    progress.index_counter(name).store(n, Ordering::Relaxed);
     w.finish()?;
     Ok(n)
 }

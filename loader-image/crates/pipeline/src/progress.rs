@@ -1,0 +1,638 @@
+//! What a running load is doing, for people and machines: one [`Progress`] of atomics
+//! that the phases bump, read by three renderers — progress bars on a terminal
+//! ([`crate::progress_bar`]), JSON lines otherwise, and Prometheus metrics
+//! ([`crate::metrics`]).
+//!
+//! The phases only store numbers; they never wait for a renderer. Phase changes go
+//! through a small event queue so that a renderer sees every phase, however short.
+
+use std::collections::VecDeque;
+use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use extsort::SpillDir;
+use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
+
+use crate::error::LoadError;
+use crate::failpoint::crash_point;
+
+/// The phases of a load, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Phase {
+    /// Inputs detected and sampled, resources checked.
+    Plan = 0,
+    /// Parse and encode: the dictionary and the tuple logs.
+    Parse = 1,
+    /// The node table, in MD5 order.
+    Nodes = 2,
+    /// Sort and pack every index.
+    Indexes = 3,
+    /// Prefixes, statistics, journal, fsync, report, rename.
+    Finish = 4,
+    /// Over (successfully or not).
+    Done = 5,
+}
+
+/// The phases that the build report times (`timer.lap` names), in order.
+pub const TIMED_PHASES: [Phase; 4] = [Phase::Parse, Phase::Nodes, Phase::Indexes, Phase::Finish];
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Plan => "plan",
+            Phase::Parse => "parse",
+            Phase::Nodes => "nodes",
+            Phase::Indexes => "indexes",
+            Phase::Finish => "finish",
+            Phase::Done => "done",
+        }
+    }
+    fn from_u8(v: u8) -> Phase {
+        match v {
+            0 => Phase::Plan,
+            1 => Phase::Parse,
+            2 => Phase::Nodes,
+            3 => Phase::Indexes,
+            4 => Phase::Finish,
+            _ => Phase::Done,
+        }
+    }
+    fn from_name(name: &str) -> Option<Phase> {
+        [Phase::Plan, Phase::Parse, Phase::Nodes, Phase::Indexes, Phase::Finish, Phase::Done].into_iter().find(|p| p.name() == name)
+    }
+    pub(crate) fn next(self) -> Phase {
+        Phase::from_u8(self as u8 + 1)
+    }
+}
+
+/// Names of the indexes in the order of [`Progress::index_records`].
+pub fn index_names() -> impl Iterator<Item = &'static str> {
+    TRIPLE_INDEXES.iter().map(|(n, _)| *n).chain(QUAD_INDEXES.iter().map(|(n, _)| *n))
+}
+const INDEXES: usize = TRIPLE_INDEXES.len() + QUAD_INDEXES.len();
+
+/// A counter on a cache line of its own: index builders on different threads bump theirs
+/// without contending.
+#[derive(Default)]
+#[repr(align(64))]
+pub struct PaddedCounter(pub AtomicU64);
+
+/// Something that happened, for renderers that must see every phase.
+#[derive(Clone, Debug)]
+pub(crate) enum Event {
+    Started(Phase),
+    Ended(Phase, f64),
+    Note { json: String, text: String },
+}
+
+/// The live state of one load.
+pub struct Progress {
+    phase: AtomicU8,
+    /// Compressed input bytes read so far (shared with the input readers).
+    pub bytes_read: Arc<AtomicU64>,
+    /// Compressed size of all inputs.
+    pub bytes_total: AtomicU64,
+    /// Statements parsed (before duplicates collapse).
+    pub statements: AtomicU64,
+    pub rejects: AtomicU64,
+    /// Terms appended to the node table.
+    pub terms_written: AtomicU64,
+    /// Upper bound of `terms_written` (provisional ids handed out; a term seen again after
+    /// its dictionary shard spilled has two).
+    pub terms_total: AtomicU64,
+    /// Records packed per index (see [`index_names`]).
+    pub index_records: [PaddedCounter; INDEXES],
+    /// Upper bound per index: tuples logged for it (before duplicates collapse).
+    pub index_expected: [AtomicU64; INDEXES],
+    /// Memory the load has accounted against its budget: dictionary and tuple buffers while
+    /// parsing, id remap table and sort buffers later.
+    pub memory_bytes: AtomicU64,
+    pub memory_budget: AtomicU64,
+    /// Tuple buffers of the parse phase, counted in `memory_bytes` with the dictionary.
+    reserved: AtomicU64,
+    spill: OnceLock<Arc<SpillDir>>,
+    started: Instant,
+    phase_started: Mutex<Instant>,
+    /// Completed phases and their seconds (what the build report's `phases` holds).
+    done: Mutex<Vec<(Phase, f64)>>,
+    events: Mutex<VecDeque<Event>>,
+    wake: Condvar,
+    stopping: AtomicBool,
+    failed: AtomicBool,
+}
+
+impl Progress {
+    pub fn new(memory_budget: u64) -> Arc<Progress> {
+        Arc::new(Progress {
+            phase: AtomicU8::new(Phase::Plan as u8),
+            bytes_read: Arc::new(AtomicU64::new(0)),
+            bytes_total: AtomicU64::new(0),
+            statements: AtomicU64::new(0),
+            rejects: AtomicU64::new(0),
+            terms_written: AtomicU64::new(0),
+            terms_total: AtomicU64::new(0),
+            index_records: Default::default(),
+            index_expected: Default::default(),
+            memory_bytes: AtomicU64::new(0),
+            memory_budget: AtomicU64::new(memory_budget),
+            reserved: AtomicU64::new(0),
+            spill: OnceLock::new(),
+            started: Instant::now(),
+            phase_started: Mutex::new(Instant::now()),
+            done: Mutex::new(Vec::new()),
+            events: Mutex::new(VecDeque::new()),
+            wake: Condvar::new(),
+            stopping: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+        })
+    }
+
+    pub fn phase(&self) -> Phase {
+        Phase::from_u8(self.phase.load(Ordering::Relaxed))
+    }
+
+    fn push(&self, e: Event) {
+        self.events.lock().expect("progress events").push_back(e);
+        self.wake.notify_all();
+    }
+
+    /// Enters a phase.
+    pub fn start_phase(&self, phase: Phase) {
+        self.phase.store(phase as u8, Ordering::Relaxed);
+        *self.phase_started.lock().expect("progress") = Instant::now();
+        self.push(Event::Started(phase));
+        // A delay point for the tests (FAILPOINTS="progress.<phase>=sleep(ms)"); see failpoint.rs.
+        crash_point(match phase {
+            Phase::Plan => "progress.plan",
+            Phase::Parse => "progress.parse",
+            Phase::Nodes => "progress.nodes",
+            Phase::Indexes => "progress.indexes",
+            Phase::Finish => "progress.finish",
+            Phase::Done => "progress.done",
+        });
+    }
+
+    /// Ends the phase called `name` (a `timer.lap` name) after `seconds`, and enters the
+    /// next one (after "finish": done).
+    pub fn end_phase(&self, name: &str, seconds: f64) {
+        let phase = Phase::from_name(name).unwrap_or_else(|| self.phase());
+        self.done.lock().expect("progress").push((phase, seconds));
+        self.push(Event::Ended(phase, seconds));
+        self.start_phase(phase.next());
+    }
+
+    /// The spill directory whose bytes are the temp disk in use.
+    pub fn set_spill(&self, spill: &Arc<SpillDir>) {
+        let _ = self.spill.set(spill.clone());
+    }
+
+    /// Temporary disk in use now (spill files: dictionary runs, tuple logs, sort runs).
+    pub fn temp_disk_bytes(&self) -> u64 {
+        self.spill.get().map_or(0, |s| s.bytes_in_use())
+    }
+
+    /// Enters the parse phase: `bytes_total` compressed bytes to read, `tuple_buffers`
+    /// bytes of tuple buffers besides the dictionary.
+    pub fn start_parse(&self, bytes_total: u64, tuple_buffers: u64) {
+        self.bytes_total.store(bytes_total, Ordering::Relaxed);
+        self.reserved.store(tuple_buffers, Ordering::Relaxed);
+        self.memory_bytes.store(tuple_buffers, Ordering::Relaxed);
+        self.start_phase(Phase::Parse);
+    }
+
+    /// A parse job is done: its statements (counted once per job, not per statement), the
+    /// rejects so far and the dictionary's memory now.
+    pub fn parse_job_done(&self, statements: u64, rejects: u64, dictionary_bytes: u64) {
+        self.statements.fetch_add(statements, Ordering::Relaxed);
+        self.rejects.store(rejects, Ordering::Relaxed);
+        self.memory_bytes.store(dictionary_bytes + self.reserved.load(Ordering::Relaxed), Ordering::Relaxed);
+        // A delay point for the tests: slows the parse phase job by job.
+        crash_point("progress.parse_job");
+    }
+
+    /// Before the node-table phase: it writes at most `terms` terms.
+    pub fn expect_terms(&self, terms: u64) {
+        self.terms_total.store(terms, Ordering::Relaxed);
+    }
+
+    /// Before the index phase: it builds from `triples` and `quads` logged tuples.
+    pub fn expect_index_records(&self, triples: u64, quads: u64) {
+        self.set_index_expected(triples, quads);
+    }
+
+    /// The index phase's memory: `resident` (remap table, tuple buffers) plus the sort
+    /// buffers that `threads` index builders fill, each up to its share of `sort_budget`
+    /// or its tuples, whichever is smaller.
+    pub fn start_index_memory(&self, resident: u64, sort_budget: u64, threads: usize) {
+        let per_index = |i: usize| self.index_expected[i].load(Ordering::Relaxed) * if i < TRIPLE_INDEXES.len() { 24 } else { 32 };
+        let largest = (0..INDEXES).map(per_index).max().unwrap_or(0);
+        let threads = threads.max(1) as u64;
+        let sorting = threads * largest.min(sort_budget / threads);
+        self.memory_bytes.store(resident + sorting, Ordering::Relaxed);
+    }
+
+    /// A message for the renderers: `json` for JSON lines, `text` for a terminal.
+    pub fn note(&self, json: String, text: String) {
+        self.push(Event::Note { json, text });
+    }
+
+    /// The counter of the index called `name`.
+    pub fn index_counter(&self, name: &str) -> &AtomicU64 {
+        let i = index_names().position(|n| n == name).unwrap_or(0);
+        &self.index_records[i].0
+    }
+
+    /// Upper bounds of the records each index will get: the triples and quads logged.
+    pub fn set_index_expected(&self, triples: u64, quads: u64) {
+        for (i, slot) in self.index_expected.iter().enumerate() {
+            slot.store(if i < TRIPLE_INDEXES.len() { triples } else { quads }, Ordering::Relaxed);
+        }
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    pub fn phase_elapsed(&self) -> Duration {
+        self.phase_started.lock().expect("progress").elapsed()
+    }
+
+    /// Completed phases and their seconds, in order.
+    pub fn phase_seconds(&self) -> Vec<(Phase, f64)> {
+        self.done.lock().expect("progress").clone()
+    }
+
+    pub(crate) fn take_events(&self) -> Vec<Event> {
+        self.events.lock().expect("progress events").drain(..).collect()
+    }
+
+    /// Waits until an event arrives, the load stops, or `timeout` passes.
+    pub(crate) fn wait(&self, timeout: Duration) {
+        let q = self.events.lock().expect("progress events");
+        if q.is_empty() && !self.stopping.load(Ordering::Relaxed) {
+            let _ = self.wake.wait_timeout(q, timeout);
+        }
+    }
+
+    pub(crate) fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed)
+    }
+
+    /// A snapshot of the numbers, as the JSON progress lines and the metrics show them.
+    pub fn snapshot(&self) -> Snapshot {
+        let phase = self.phase();
+        let bytes_read = self.bytes_read.load(Ordering::Relaxed);
+        let bytes_total = self.bytes_total.load(Ordering::Relaxed);
+        let statements = self.statements.load(Ordering::Relaxed);
+        // Rates over the parse phase: while it runs, its elapsed time; after it, its length.
+        let parse_seconds = match phase {
+            Phase::Plan => 0.0,
+            Phase::Parse => self.phase_elapsed().as_secs_f64(),
+            _ => self.phase_seconds().iter().find(|(p, _)| *p == Phase::Parse).map_or(0.0, |(_, s)| *s),
+        };
+        let per_second = |n: u64| if parse_seconds > 0.0 { n as f64 / parse_seconds } else { 0.0 };
+        Snapshot {
+            phase,
+            bytes_read,
+            bytes_total,
+            bytes_per_second: per_second(bytes_read),
+            statements,
+            statements_per_second: per_second(statements),
+            rejects: self.rejects.load(Ordering::Relaxed),
+            terms_written: self.terms_written.load(Ordering::Relaxed),
+            terms_total: self.terms_total.load(Ordering::Relaxed),
+            index_records: std::array::from_fn(|i| self.index_records[i].0.load(Ordering::Relaxed)),
+            index_expected: std::array::from_fn(|i| self.index_expected[i].load(Ordering::Relaxed)),
+            memory_bytes: self.memory_bytes.load(Ordering::Relaxed),
+            memory_budget_bytes: self.memory_budget.load(Ordering::Relaxed),
+            resident_bytes: resident_bytes(),
+            temp_disk_bytes: self.temp_disk_bytes(),
+            elapsed_seconds: self.elapsed().as_secs_f64(),
+            phase_seconds: self.phase_elapsed().as_secs_f64(),
+        }
+    }
+}
+
+/// Numbers of a moment.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub phase: Phase,
+    pub bytes_read: u64,
+    pub bytes_total: u64,
+    pub bytes_per_second: f64,
+    pub statements: u64,
+    pub statements_per_second: f64,
+    pub rejects: u64,
+    pub terms_written: u64,
+    pub terms_total: u64,
+    pub index_records: [u64; INDEXES],
+    pub index_expected: [u64; INDEXES],
+    pub memory_bytes: u64,
+    pub memory_budget_bytes: u64,
+    pub resident_bytes: u64,
+    pub temp_disk_bytes: u64,
+    pub elapsed_seconds: f64,
+    /// Seconds in the current phase.
+    pub phase_seconds: f64,
+}
+
+impl Snapshot {
+    /// Fraction of the current phase done (0 when unknown), and the seconds it still needs
+    /// at the rate so far.
+    pub fn fraction_and_eta(&self) -> (f64, Option<f64>) {
+        let (done, total) = match self.phase {
+            Phase::Parse => (self.bytes_read, self.bytes_total),
+            Phase::Nodes => (self.terms_written, self.terms_total),
+            Phase::Indexes => (self.index_records.iter().sum(), self.index_expected.iter().sum()),
+            Phase::Done => (1, 1),
+            _ => (0, 0),
+        };
+        if total == 0 {
+            return (0.0, None);
+        }
+        let f = (done as f64 / total as f64).min(1.0);
+        let eta = (f > 0.0).then(|| self.phase_seconds * (1.0 - f) / f);
+        (f, eta)
+    }
+
+    /// The JSON progress line: `{"phase":"parse","progress":0.42,...}`.
+    pub fn json_line(&self) -> String {
+        use serde_json::{json, Value};
+        let (fraction, eta) = self.fraction_and_eta();
+        let mut v = json!({
+            "phase": self.phase.name(),
+            "progress": (fraction * 1000.0).round() / 1000.0,
+        });
+        let m = v.as_object_mut().expect("object");
+        let mut put = |k: &str, x: Value| {
+            m.insert(k.to_string(), x);
+        };
+        match self.phase {
+            Phase::Parse => {
+                put("bytes_read", self.bytes_read.into());
+                put("bytes_total", self.bytes_total.into());
+                put("bytes_per_second", (self.bytes_per_second.round() as u64).into());
+                put("statements", self.statements.into());
+                put("statements_per_second", (self.statements_per_second.round() as u64).into());
+                put("rejects", self.rejects.into());
+            }
+            Phase::Nodes => {
+                put("terms_written", self.terms_written.into());
+                put("terms_total", self.terms_total.into());
+            }
+            Phase::Indexes => {
+                put("records_written", self.index_records.iter().sum::<u64>().into());
+                put("records_total", self.index_expected.iter().sum::<u64>().into());
+                let per: serde_json::Map<String, Value> = index_names()
+                    .zip(self.index_records.iter())
+                    .zip(self.index_expected.iter())
+                    .filter(|(_, e)| **e > 0)
+                    .map(|((n, r), _)| (n.to_string(), (*r).into()))
+                    .collect();
+                put("indexes", Value::Object(per));
+            }
+            _ => {}
+        }
+        if let Some(eta) = eta {
+            put("eta_seconds", (eta.round() as u64).into());
+        }
+        put("memory_bytes", self.memory_bytes.into());
+        put("memory_budget_bytes", self.memory_budget_bytes.into());
+        put("resident_bytes", self.resident_bytes.into());
+        put("temp_disk_bytes", self.temp_disk_bytes.into());
+        put("elapsed_seconds", ((self.elapsed_seconds * 10.0).round() / 10.0).into());
+        v.to_string()
+    }
+}
+
+/// Resident set size of this process now (from /proc/self/statm; 0 where unavailable).
+pub fn resident_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| {
+            // SAFETY: sysconf has no memory-safety preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            pages * page.max(4096) as u64
+        })
+}
+
+/// How progress is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ProgressStyle {
+    /// Bars when stderr is a terminal, JSON lines otherwise.
+    #[default]
+    Auto,
+    Bars,
+    Json,
+    /// Nothing (library use).
+    Off,
+}
+
+/// What a load shows while it runs.
+#[derive(Clone, Debug)]
+pub struct MonitorOptions {
+    pub style: ProgressStyle,
+    /// Between two JSON progress lines.
+    pub interval: Duration,
+    /// Serve Prometheus metrics at `http://ADDR/metrics` while the load runs.
+    pub metrics_addr: Option<SocketAddr>,
+}
+
+impl Default for MonitorOptions {
+    fn default() -> Self {
+        MonitorOptions { style: ProgressStyle::Auto, interval: Duration::from_secs(10), metrics_addr: None }
+    }
+}
+
+/// The renderers of one load: a reporter thread (bars or JSON lines) and the metrics
+/// server. [`Monitor::finish`] stops both and prints the per-phase summary.
+pub struct Monitor {
+    progress: Arc<Progress>,
+    reporter: Option<std::thread::JoinHandle<()>>,
+    metrics: Option<crate::metrics::MetricsServer>,
+}
+
+impl Monitor {
+    pub fn start(opts: &MonitorOptions, progress: Arc<Progress>) -> Result<Monitor, LoadError> {
+        let metrics = match opts.metrics_addr {
+            Some(addr) => Some(crate::metrics::MetricsServer::start(addr, progress.clone())?),
+            None => None,
+        };
+        let style = match opts.style {
+            ProgressStyle::Auto if std::io::stderr().is_terminal() => ProgressStyle::Bars,
+            ProgressStyle::Auto => ProgressStyle::Json,
+            s => s,
+        };
+        let interval = opts.interval.max(Duration::from_millis(50));
+        let reporter = match style {
+            ProgressStyle::Off => None,
+            ProgressStyle::Bars => {
+                let p = progress.clone();
+                Some(spawn_reporter(move || crate::progress_bar::run(&p)))
+            }
+            _ => {
+                let p = progress.clone();
+                Some(spawn_reporter(move || run_json(&p, interval)))
+            }
+        };
+        Ok(Monitor { progress, reporter, metrics })
+    }
+
+    /// Stops the renderers once the load is over; `ok` says how it ended.
+    pub fn finish(mut self, ok: bool) {
+        self.stop(ok);
+    }
+
+    fn stop(&mut self, ok: bool) {
+        if !ok {
+            self.progress.failed.store(true, Ordering::Relaxed);
+        }
+        self.progress.phase.store(Phase::Done as u8, Ordering::Relaxed);
+        self.progress.stopping.store(true, Ordering::Relaxed);
+        self.progress.wake.notify_all();
+        if let Some(h) = self.reporter.take() {
+            let _ = h.join();
+        }
+        if let Some(m) = self.metrics.take() {
+            m.stop();
+        }
+    }
+}
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        // A panic unwinding through the load: stop the threads all the same.
+        if self.reporter.is_some() || self.metrics.is_some() {
+            self.stop(false);
+        }
+    }
+}
+
+fn spawn_reporter(f: impl FnOnce() + Send + 'static) -> std::thread::JoinHandle<()> {
+    std::thread::Builder::new().name("progress".into()).spawn(f).expect("spawn progress reporter")
+}
+
+/// JSON lines on stderr: a progress line when a phase starts and then every `interval`,
+/// `{"phase":X,"seconds":S}` when it ends, and a summary line at the end.
+fn run_json(p: &Progress, interval: Duration) {
+    let mut next = Instant::now() + interval;
+    let mut err = std::io::stderr();
+    let mut building = false;
+    loop {
+        let stopping = p.stopping();
+        for e in p.take_events() {
+            let line = match e {
+                Event::Started(Phase::Done | Phase::Plan) => continue,
+                Event::Started(_) => {
+                    building = true;
+                    next = Instant::now() + interval;
+                    p.snapshot().json_line()
+                }
+                Event::Ended(ph, s) => format!("{{\"phase\":\"{}\",\"seconds\":{s:.3}}}", ph.name()),
+                Event::Note { json, .. } => json,
+            };
+            let _ = writeln!(err, "{line}");
+        }
+        if stopping {
+            break;
+        }
+        if Instant::now() >= next {
+            let s = p.snapshot();
+            if matches!(s.phase, Phase::Parse | Phase::Nodes | Phase::Indexes | Phase::Finish) {
+                let _ = writeln!(err, "{}", s.json_line());
+            }
+            next = Instant::now() + interval;
+        }
+        p.wait(next.saturating_duration_since(Instant::now()).min(Duration::from_millis(500)));
+    }
+    if building {
+        // (A load refused before it began, e.g. by the plan, has nothing to sum up.)
+        let _ = writeln!(err, "{}", summary_json(p));
+    }
+}
+
+/// The final line: `{"phase":"summary","result":"ok","seconds":..,"phases":[{"name":..,"seconds":..}],..}`.
+pub(crate) fn summary_json(p: &Progress) -> String {
+    // In order, as the build report's `phases`.
+    let phases: Vec<serde_json::Value> = p
+        .phase_seconds()
+        .into_iter()
+        .map(|(ph, s)| serde_json::json!({"name": ph.name(), "seconds": (s * 1000.0).round() / 1000.0}))
+        .collect();
+    let s = p.snapshot();
+    serde_json::json!({
+        "phase": "summary",
+        "result": if p.failed.load(Ordering::Relaxed) { "failed" } else { "ok" },
+        "seconds": (s.elapsed_seconds * 1000.0).round() / 1000.0,
+        "phases": phases,
+        "statements": s.statements,
+        "rejects": s.rejects,
+        "bytes_read": s.bytes_read,
+        "terms": s.terms_written,
+        "peak_rss_bytes": crate::load::peak_rss_bytes(),
+    })
+    .to_string()
+}
+
+pub(crate) fn failed(p: &Progress) -> bool {
+    p.failed.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_advance_in_order_and_every_one_is_an_event() {
+        let p = Progress::new(1 << 30);
+        p.start_phase(Phase::Parse);
+        p.end_phase("parse", 1.5);
+        assert_eq!(p.phase(), Phase::Nodes);
+        p.end_phase("nodes", 0.5);
+        p.end_phase("indexes", 0.25);
+        p.end_phase("finish", 0.125);
+        assert_eq!(p.phase(), Phase::Done);
+        let names: Vec<String> = p
+            .take_events()
+            .into_iter()
+            .map(|e| match e {
+                Event::Started(ph) => format!("+{}", ph.name()),
+                Event::Ended(ph, _) => format!("-{}", ph.name()),
+                Event::Note { text, .. } => text,
+            })
+            .collect();
+        assert_eq!(names, ["+parse", "-parse", "+nodes", "-nodes", "+indexes", "-indexes", "+finish", "-finish", "+done"]);
+        let secs: Vec<f64> = p.phase_seconds().into_iter().map(|(_, s)| s).collect();
+        assert_eq!(secs, [1.5, 0.5, 0.25, 0.125]);
+    }
+
+    #[test]
+    fn json_lines_carry_the_phase_numbers() {
+        let p = Progress::new(1 << 30);
+        p.start_parse(1000, 100);
+        p.bytes_read.store(250, Ordering::Relaxed);
+        p.parse_job_done(42, 0, 900);
+        let v: serde_json::Value = serde_json::from_str(&p.snapshot().json_line()).unwrap();
+        assert_eq!(v["phase"], "parse");
+        assert_eq!(v["progress"], 0.25);
+        assert_eq!(v["bytes_read"], 250);
+        assert_eq!(v["statements"], 42);
+        assert_eq!(v["memory_budget_bytes"], 1u64 << 30);
+        assert_eq!(v["memory_bytes"], 1000, "dictionary + tuple buffers");
+        p.end_phase("parse", 1.0);
+        p.end_phase("nodes", 1.0);
+        p.set_index_expected(10, 0);
+        p.index_counter("POS").store(5, Ordering::Relaxed);
+        let v: serde_json::Value = serde_json::from_str(&p.snapshot().json_line()).unwrap();
+        assert_eq!(v["phase"], "indexes");
+        assert_eq!(v["records_written"], 5);
+        assert_eq!(v["records_total"], 30);
+        assert_eq!(v["indexes"]["POS"], 5);
+        assert!(v["indexes"].get("GSPO").is_none(), "quad indexes without quads are left out: {v}");
+    }
+}

@@ -17,6 +17,7 @@
 # FUZZ_SANITIZER (default: address) is passed as cargo fuzz's --sanitizer.
 set -euo pipefail
 CALLER_DIR=$PWD
+SCRIPT=$(realpath "$0")
 cd "$(dirname "$0")/.."
 FUZZ_DIR=loader-image/fuzz
 SANITIZER=${FUZZ_SANITIZER:-address}
@@ -33,6 +34,11 @@ else
   export RUSTC_BOOTSTRAP=1
 fi
 FUZZ=(nice "${CARGO[@]}" fuzz)
+# Scratch space, removed on exit: the targets write their files under TMPDIR.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/rdf-bulkload-fuzz.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/tmp"
+export TMPDIR=$scratch/tmp
 BUILD_OPTS=(--sanitizer "$SANITIZER" --target-dir target)
 cd "$FUZZ_DIR"
 
@@ -49,8 +55,6 @@ case ${1:-} in
     "${FUZZ[@]}" build "${BUILD_OPTS[@]}"
     ;;
   check)
-    scratch=$(mktemp -d "${TMPDIR:-/tmp}/rdf-bulkload-fuzz-corpus.XXXXXX")
-    trap 'rm -rf "$scratch"' EXIT
     for t in "${TARGETS[@]}"; do
       echo "== $t: ${CHECK_RUNS[$t]} inputs from seeds/$t" >&2
       mkdir -p "$scratch/$t"
@@ -80,6 +84,6 @@ case ${1:-} in
     "${FUZZ[@]}" run "${BUILD_OPTS[@]}" "$t" "$f"
     ;;
   *)
-    sed -n '2,14p' "$0" >&2; exit 2
+    sed -n '/^# Usage/,/^# FUZZ_SANITIZER/p' "$SCRIPT" >&2; exit 2
     ;;
 esac

@@ -9,6 +9,7 @@ pub mod failpoint;
 mod error;
 mod input;
 pub mod load;
+mod parse;
 pub mod metrics;
 pub mod plan;
 pub mod progress;

@@ -2,30 +2,28 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use extsort::{SpillDir, TupleSorter};
-use rdf_input::fastline::{parse_fast_line, FastLine};
-use rdf_input::{detect, parse_line_chunk, parse_terse, Chunk, InputFile, LineChunker, Rejected, Syntax};
+use rdf_input::{detect, InputFile};
 use tdb2::db::{write_empty_journal, write_prefix_tables, NodeDataWriter};
 use tdb2::stats::{Stats, RDF_TYPE};
 use tdb2::term::{decode_term, DecodedTerm};
 use tdb2::{PackedTreeWriter, TreeParams, GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
 
 use crate::checkpoint::{
-    sync_files, BuildIdentity, Checkpoint, IdStatsState, IndexState, InputIdentity, LogState, NodesState, ParseState, CHECKPOINT_FILE,
+    sync_files, BuildIdentity, Checkpoint, IdStatsState, IndexState, InputIdentity, LogState, NodesState, CHECKPOINT_FILE,
 };
 use crate::dict::{Dictionary, Remap, TermMerge};
 use crate::failpoint::crash_point;
-use crate::tuples::{Logged, TupleLog};
-use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
+use crate::tuples::Logged;
 use crate::error::LoadError;
-use crate::input::{open_input, RawDigest, ReadAhead};
 use crate::progress::{Monitor, MonitorOptions, Progress};
+use crate::parse::{parse_phase, CHUNK_BYTES};
 use crate::report::{PhaseReport, Report};
 
 /// What to do with a statement the parser rejects.
@@ -71,7 +69,7 @@ pub struct LoadOptions {
 }
 
 impl LoadOptions {
-    fn check_interrupt(&self) -> Result<(), LoadError> {
+    pub(crate) fn check_interrupt(&self) -> Result<(), LoadError> {
         if self.interrupt.load(Ordering::Relaxed) {
             Err(LoadError::Interrupted)
         } else {
@@ -82,269 +80,6 @@ impl LoadOptions {
 
 /// Name of the build report inside the database directory (not `Data*`, so Jena ignores it).
 pub const REPORT_FILE: &str = "bulkload-report.json";
-
-const CHUNK_BYTES: usize = 4 << 20;
-
-enum Job {
-    Lines { file: usize, chunk: Chunk },
-    Terse { file: usize },
-}
-
-/// A bad statement, with where it was.
-struct FileReject {
-    file: usize,
-    rejected: Rejected,
-}
-
-/// Shared state of the parse phase.
-struct ParseShared<'a> {
-    opts: &'a LoadOptions,
-    files: &'a [InputFile],
-    dict: Dictionary,
-    spill: Arc<SpillDir>,
-    /// Tuples a worker buffers in memory before its log spills.
-    log_cap: usize,
-    digests: Vec<Arc<Mutex<RawDigest>>>,
-    raw_bytes_read: Arc<AtomicU64>,
-    progress: &'a Progress,
-    /// Strict mode: the earliest (file, chunk) that failed; later work is skipped.
-    stop_at: Mutex<Option<(usize, u64)>>,
-    first_errors: Mutex<Vec<FileReject>>,
-    rejected: AtomicU64,
-    fatal: Mutex<Option<LoadError>>,
-    cancelled: AtomicBool,
-    prefixes: Mutex<Vec<(usize, Vec<(String, String)>)>>,
-}
-
-impl ParseShared<'_> {
-    fn fail(&self, e: LoadError) {
-        let mut f = self.fatal.lock().expect("fatal");
-        if f.is_none() {
-            *f = Some(e);
-        }
-        self.cancelled.store(true, Ordering::SeqCst);
-    }
-    fn skipped(&self, file: usize, seq: u64) -> bool {
-        if self.cancelled.load(Ordering::Relaxed) || self.opts.interrupt.load(Ordering::Relaxed) {
-            return true;
-        }
-        matches!(*self.stop_at.lock().expect("stop"), Some(at) if (file, seq) > at)
-    }
-    fn display_name(&self, file: usize) -> String {
-        self.files[file].path.display().to_string()
-    }
-    fn input_error(&self, file: usize, e: io::Error) -> LoadError {
-        if e.kind() == io::ErrorKind::NotFound {
-            LoadError::InputMissing { path: self.files[file].path.clone(), message: e.to_string() }
-        } else {
-            let what = self.files[file].compression.name();
-            LoadError::CorruptInput {
-                file: self.display_name(file),
-                message: format!("cannot read ({what} compression): {e}; the file is truncated or corrupt"),
-            }
-        }
-    }
-}
-
-/// What one parse worker produced.
-struct WorkerOutput {
-    triples: TupleLog<3>,
-    quads: TupleLog<4>,
-    statements: u64,
-    rejects: Vec<FileReject>,
-}
-
-impl WorkerOutput {
-    fn emit(&mut self, e: io::Result<Encoded>) -> io::Result<()> {
-        self.statements += 1;
-        match e? {
-            Encoded::Triple(t) => self.triples.push(t),
-            Encoded::Quad(t) => self.quads.push(t),
-        }
-    }
-}
-
-struct Stop;
-
-fn file_base_iri(path: &Path) -> String {
-    let abs = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    format!("file://{}", abs.display())
-}
-
-fn blank_scope(file: usize, f: &InputFile, terse: bool) -> BlankScope {
-    let name = f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let scope = format!("{file}\0{name}");
-    if terse {
-        BlankScope::FirstSeen { scope, seen: Default::default() }
-    } else {
-        BlankScope::Labels { scope }
-    }
-}
-
-fn worker(sh: &ParseShared<'_>, jobs: crossbeam_channel::Receiver<Job>) -> WorkerOutput {
-    let mut out = WorkerOutput {
-        triples: TupleLog::new(sh.spill.clone(), "triples", sh.log_cap),
-        quads: TupleLog::new(sh.spill.clone(), "quads", sh.log_cap / 2),
-        statements: 0,
-        rejects: Vec::new(),
-    };
-    let mut enc = Encoder::new(&sh.dict);
-    let mut fast = FastEncoder::new(&sh.dict);
-    let strict = sh.opts.on_error == OnError::Strict;
-    for job in jobs {
-        let (file, seq) = match &job {
-            Job::Lines { file, chunk } => (*file, chunk.seq),
-            Job::Terse { file } => (*file, 0),
-        };
-        if sh.skipped(file, seq) {
-            continue;
-        }
-        let statements_before = out.statements;
-        let mut local_rejects = Vec::new();
-        let mut on_reject = |r: Rejected| -> Result<(), Stop> {
-            if strict {
-                let mut stop = sh.stop_at.lock().expect("stop");
-                if stop.is_none_or(|at| (file, seq) < at) {
-                    *stop = Some((file, seq));
-                }
-                drop(stop);
-                sh.first_errors.lock().expect("errors").push(FileReject { file, rejected: r });
-                return Err(Stop);
-            }
-            let n = sh.rejected.fetch_add(1, Ordering::Relaxed) + 1;
-            local_rejects.push(FileReject { file, rejected: r });
-            if n > sh.opts.max_rejects {
-                sh.cancelled.store(true, Ordering::SeqCst);
-                return Err(Stop);
-            }
-            Ok(())
-        };
-        match job {
-            Job::Lines { file, chunk } => {
-                let mut scope = blank_scope(file, &sh.files[file], false);
-                let syntax = sh.files[file].syntax;
-                let quads = syntax == Syntax::NQuads;
-                let whole_chunk_utf8 = std::str::from_utf8(&chunk.data).is_ok();
-                let mut line_no = chunk.first_line;
-                for line in chunk.data.split(|&b| b == b'\n') {
-                    let this_line = line_no;
-                    line_no += 1;
-                    if whole_chunk_utf8 || std::str::from_utf8(line).is_ok() {
-                        // Valid UTF-8: checked for the whole chunk, or for this line just now.
-                        let text = std::str::from_utf8(line).unwrap_or_default();
-                        match parse_fast_line(text, quads) {
-                            FastLine::Empty => continue,
-                            FastLine::Statement(st) => match fast.statement(&st, &mut scope, quads) {
-                                Ok(Some(e)) => {
-                                    if let Err(e) = out.emit(Ok(e)) {
-                                        sh.fail(LoadError::from_output_io("spilling tuples", e));
-                                        break;
-                                    }
-                                    continue;
-                                }
-                                Ok(None) => {}
-                                Err(e) => {
-                                    sh.fail(LoadError::from_output_io("spilling the dictionary", e));
-                                    break;
-                                }
-                            },
-                            FastLine::Fallback => {}
-                        }
-                    }
-                    // The full parser decides this line: its statement or its error.
-                    let res = parse_line_chunk(
-                        syntax,
-                        line,
-                        this_line,
-                        |q| {
-                            out.emit(enc.quad(&q, &mut scope, quads)).map_err(|e| {
-                                sh.fail(LoadError::from_output_io("spilling", e));
-                                Stop
-                            })
-                        },
-                        &mut on_reject,
-                    );
-                    if res.is_err() {
-                        break;
-                    }
-                }
-            }
-            Job::Terse { file } => {
-                let f = &sh.files[file];
-                let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone()) {
-                    Ok(r) => ReadAhead::spawn(r),
-                    Err(e) => {
-                        sh.fail(sh.input_error(file, e));
-                        continue;
-                    }
-                };
-                let mut scope = blank_scope(file, f, true);
-                let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
-                let res = parse_terse(
-                    f.syntax,
-                    reader,
-                    Some(&base),
-                    |q| {
-                        if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
-                            return Err(Stop);
-                        }
-                        out.emit(enc.quad(&q, &mut scope, f.syntax == Syntax::TriG)).map_err(|e| {
-                            sh.fail(LoadError::from_output_io("spilling", e));
-                            Stop
-                        })
-                    },
-                    &mut on_reject,
-                );
-                match res {
-                    Ok(prefixes) => sh.prefixes.lock().expect("prefixes").push((file, prefixes)),
-                    Err(Ok(e)) => sh.fail(sh.input_error(file, e)),
-                    Err(Err(Stop)) => {}
-                }
-            }
-        }
-        out.rejects.append(&mut local_rejects);
-        sh.progress.parse_job_done(out.statements - statements_before, sh.rejected.load(Ordering::Relaxed), sh.dict.memory_bytes());
-        crash_point("parse.chunk");
-    }
-    out
-}
-
-/// Reads line-based files and cuts them into chunks (this thread does the decompression);
-/// Turtle/TriG files are handed to a worker whole. Several producers share the files.
-fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: &AtomicUsize) {
-    loop {
-        let file = next_file.fetch_add(1, Ordering::SeqCst);
-        let Some(f) = sh.files.get(file) else { return };
-        if sh.skipped(file, 0) {
-            return;
-        }
-        if !f.syntax.is_line_based() {
-            if tx.send(Job::Terse { file }).is_err() {
-                return;
-            }
-            continue;
-        }
-        let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone()) {
-            Ok(r) => r,
-            Err(e) => return sh.fail(sh.input_error(file, e)),
-        };
-        let mut chunker = LineChunker::new(reader, CHUNK_BYTES);
-        loop {
-            match chunker.next_chunk() {
-                Ok(Some(chunk)) => {
-                    if sh.skipped(file, chunk.seq) {
-                        return;
-                    }
-                    if tx.send(Job::Lines { file, chunk }).is_err() {
-                        return;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => return sh.fail(sh.input_error(file, e)),
-            }
-        }
-    }
-}
 
 struct Timer {
     phases: Vec<PhaseReport>,
@@ -369,22 +104,6 @@ impl Timer {
         self.phases.push(PhaseReport { name: name.to_string(), seconds });
         self.at = Instant::now();
     }
-}
-
-fn write_rejects(path: &Path, sh_files: &[InputFile], rejects: &mut [FileReject]) -> io::Result<()> {
-    rejects.sort_by(|a, b| (a.file, a.rejected.position).cmp(&(b.file, b.rejected.position)));
-    let mut w = BufWriter::new(File::create(path)?);
-    for r in rejects.iter() {
-        let line = serde_json::json!({
-            "file": sh_files[r.file].path.display().to_string(),
-            "line": r.rejected.position.line,
-            "column": r.rejected.position.column,
-            "reason": r.rejected.message,
-            "text": r.rejected.text,
-        });
-        writeln!(w, "{line}")?;
-    }
-    w.flush()
 }
 
 /// Input paths with directories replaced by the files below them (sorted, hidden files
@@ -846,162 +565,6 @@ fn put_in_place(opts: &LoadOptions, building: &Path) -> Result<(), LoadError> {
 
 fn logged_from<const N: usize>(work: &Path, l: &LogState) -> Logged<N> {
     Logged::from_state(l.file.as_ref().map(|f| work.join(f)), l.file_bytes, l.tuples)
-}
-
-/// Phase 1: parses and encodes every input; leaves the dictionary and the tuple logs
-/// durable in the work directory and returns what the checkpoint records of them.
-fn parse_phase(
-    opts: &LoadOptions,
-    files: &[InputFile],
-    spill: &Arc<SpillDir>,
-    plan: &MemoryPlan,
-    rejects_path: &Path,
-    progress: &Progress,
-) -> Result<ParseState, LoadError> {
-    let threads = opts.threads.max(1);
-    let sh = ParseShared {
-        opts,
-        files,
-        dict: Dictionary::new(plan.dictionary, spill.clone()),
-        spill: spill.clone(),
-        log_cap: plan.log_tuples_per_worker,
-        digests: files.iter().map(|_| Arc::new(Mutex::new(RawDigest::default()))).collect(),
-        raw_bytes_read: progress.bytes_read.clone(),
-        progress,
-        stop_at: Mutex::new(None),
-        first_errors: Mutex::new(Vec::new()),
-        rejected: AtomicU64::new(0),
-        fatal: Mutex::new(None),
-        cancelled: AtomicBool::new(false),
-        prefixes: Mutex::new(Vec::new()),
-    };
-    let next_file = AtomicUsize::new(0);
-    let parse_done = AtomicBool::new(false);
-    let total_bytes: u64 = files.iter().map(|f| f.size).sum();
-    let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
-        let (tx, rx) = crossbeam_channel::bounded::<Job>(threads * 2);
-        let sh = &sh;
-        let parse_done = &parse_done;
-        // Progress: compressed bytes read, rate and ETA, as a JSON line every 10 s.
-        s.spawn(move || {
-            let start = Instant::now();
-            let mut last = Instant::now();
-            while !parse_done.load(Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(200));
-                if last.elapsed().as_secs() < 10 {
-                    continue;
-                }
-                last = Instant::now();
-                let read = sh.raw_bytes_read.load(Ordering::Relaxed);
-                let secs = start.elapsed().as_secs_f64();
-                let rate = read as f64 / secs;
-                let eta = if rate > 0.0 { (total_bytes.saturating_sub(read)) as f64 / rate } else { 0.0 };
-                eprintln!(
-                    "{{\"phase\":\"parse\",\"progress\":{:.3},\"bytes_read\":{read},\"bytes_total\":{total_bytes},\"bytes_per_second\":{rate:.0},\"eta_seconds\":{eta:.0},\"dictionary_bytes\":{}}}",
-                    read as f64 / total_bytes.max(1) as f64,
-                    sh.dict.memory_bytes()
-                );
-            }
-        });
-        let handles: Vec<_> = (0..threads)
-            .map(|i| {
-                let rx = rx.clone();
-                std::thread::Builder::new()
-                    .name(format!("parse-{i}"))
-                    .spawn_scoped(s, move || worker(sh, rx))
-                    .expect("spawn parse worker")
-            })
-            .collect();
-        drop(rx);
-        // Decompression runs on the producers: one per file being read, up to half the
-        // threads (a single gzip stream cannot be decompressed in parallel).
-        let producers = files.len().min((threads / 2).max(1));
-        for i in 1..producers {
-            let (tx, next_file) = (tx.clone(), &next_file);
-            std::thread::Builder::new()
-                .name(format!("read-{i}"))
-                .spawn_scoped(s, move || produce(sh, tx, next_file))
-                .expect("spawn reader");
-        }
-        produce(sh, tx, &next_file);
-        let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        parse_done.store(true, Ordering::Relaxed); // stop the progress thread before any panic propagates
-        joined.into_iter().map(|r| r.expect("parse worker panicked")).collect()
-    });
-    opts.check_interrupt()?;
-    if let Some(e) = sh.fatal.lock().expect("fatal").take() {
-        return Err(e);
-    }
-    let mut errors = std::mem::take(&mut *sh.first_errors.lock().expect("errors"));
-    if let Some(first) = errors.iter().min_by_key(|r| (r.file, r.rejected.position)) {
-        return Err(LoadError::BadInput {
-            file: sh.display_name(first.file),
-            line: first.rejected.position.line,
-            column: first.rejected.position.column,
-            message: first.rejected.message.clone(),
-        });
-    }
-    errors.clear();
-    let mut rejects: Vec<FileReject> = Vec::new();
-    let mut statements = 0;
-    let mut triple_logs = Vec::new();
-    let mut quad_logs = Vec::new();
-    let log_state = |file: Option<&Path>, file_bytes: u64, tuples: u64| LogState {
-        file: file.and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()),
-        file_bytes,
-        tuples,
-    };
-    for mut o in outputs {
-        statements += o.statements;
-        rejects.append(&mut o.rejects);
-        let t = o.triples.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
-        triple_logs.push(log_state(t.file(), t.file_bytes(), t.len()));
-        let q = o.quads.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
-        quad_logs.push(log_state(q.file(), q.file_bytes(), q.len()));
-    }
-    let rejected = rejects.len() as u64;
-    if opts.on_error == OnError::Skip {
-        write_rejects(rejects_path, files, &mut rejects).map_err(|e| LoadError::from_output_io("writing the rejects file", e))?;
-        if sh.rejected.load(Ordering::Relaxed) > opts.max_rejects {
-            return Err(LoadError::TooManyRejects {
-                rejected: sh.rejected.load(Ordering::Relaxed),
-                max: opts.max_rejects,
-                rejects_file: rejects_path.display().to_string(),
-            });
-        }
-    }
-    let mut prefixes: Vec<(String, String, String)> = Vec::new();
-    {
-        let mut per_file = std::mem::take(&mut *sh.prefixes.lock().expect("prefixes"));
-        per_file.sort_by_key(|(f, _)| *f);
-        let mut map = BTreeMap::new();
-        for (_, ps) in per_file {
-            for (p, ns) in ps {
-                map.insert(p, ns); // a later file's definition wins, as in Jena's prefix map
-            }
-        }
-        for (p, ns) in map {
-            prefixes.push((String::new(), p, ns));
-        }
-    }
-    let input_md5 = sh.digests.iter().map(|d| d.lock().expect("digest").md5.clone()).collect();
-    let dictionary_bytes = sh.dict.memory_bytes();
-    let dictionary_spilled_terms = sh.dict.spilled_entries();
-    // The whole dictionary goes to sorted runs: durable for the checkpoint, and its memory
-    // is free for the id remap table.
-    let dictionary = sh.dict.checkpoint().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
-    Ok(ParseState {
-        seconds: 0.0,
-        statements,
-        rejects: rejected,
-        prefixes,
-        input_md5,
-        dictionary_bytes,
-        dictionary_spilled_terms,
-        dictionary,
-        triple_logs,
-        quad_logs,
-    })
 }
 
 /// Writes `nodes-data.obj` and the `nodes` tree from the merged dictionary; returns the

@@ -207,7 +207,7 @@ def test_clean_input_reports_zero_rejects(loader, tmp_path):
 
 
 # ----------------------------------------------------------------------------- interruption
-def test_interrupt_leaves_nothing(loader, tmp_path):
+def test_interrupt_leaves_nothing_at_loc_and_resumes(loader, tmp_path):
     # ~4.6M statements (each file read 3 times), so the load is still running when signalled
     srcs = [shared_path('datasets', 'bsbm-1m.nt.gz'), shared_path('datasets', 'bsbm-1m-ng.nq.gz')] * 3
     db = tmp_path / 'db'
@@ -223,8 +223,11 @@ def test_interrupt_leaves_nothing(loader, tmp_path):
         raise
     assert p.returncode == EXIT_INTERRUPTED, (p.returncode, err[-2000:])
     assert_nothing_at(db)
+    # The work done is kept as a checkpoint; the same command finishes the load from it.
+    r = loader.load(db, srcs)
+    assert '"event":"resuming"' in r.stderr or '"event":"resumable"' not in err, r.stderr[-2000:]
     leftovers = [n for n in os.listdir(tmp_path) if n != 'db']
-    assert not leftovers, 'temporary files left after interruption: %r' % leftovers
+    assert not leftovers, 'temporary files left after the resumed load: %r' % leftovers
 
 
 # ----------------------------------------------------------------------------- determinism

@@ -81,6 +81,12 @@ enum Command {
         /// work directory (by default a rerun with the same inputs and options resumes it).
         #[arg(long)]
         fresh: bool,
+        /// Time between two checkpoints while the parse phase runs (the other phases
+        /// checkpoint as each part completes); `off` for none: then a crash or a signal while
+        /// parsing loses the parse done so far.
+        // (`std::option::Option`: the value itself may be "none", the flag is not optional)
+        #[arg(long, default_value = "10m", value_parser = parse_interval_or_off, value_name = "INTERVAL")]
+        checkpoint_interval: std::option::Option<Duration>,
         /// Time between two JSON progress lines (when stderr is not a terminal): seconds, or
         /// with a unit (500ms, 30s, 1m).
         #[arg(long, default_value = "10", value_parser = parse_seconds, value_name = "SECONDS")]
@@ -124,6 +130,15 @@ fn parse_seconds(s: &str) -> Result<Duration, String> {
         return Err(format!("the interval must be positive, not {s:?}"));
     }
     Ok(Duration::from_secs_f64(v * scale))
+}
+
+/// An interval as [`parse_seconds`] takes it, or `off`.
+fn parse_interval_or_off(s: &str) -> Result<Option<Duration>, String> {
+    if s.trim() == "off" {
+        Ok(None)
+    } else {
+        parse_seconds(s).map(Some)
+    }
 }
 
 /// Parses `HOST:PORT` (a name is resolved once, now).
@@ -185,6 +200,7 @@ fn main() -> ExitCode {
                 monitor: MonitorOptions { style: ProgressStyle::Off, ..Default::default() },
                 skip_plan_check: false,
                 fresh: false,
+                checkpoint_interval: None,
             };
             let p = match detect_inputs(&opts.inputs).and_then(|files| plan(&opts, &files)) {
                 Ok(p) => p,
@@ -210,6 +226,7 @@ fn main() -> ExitCode {
             metrics_addr,
             skip_plan_check,
             fresh,
+            checkpoint_interval,
         } => {
             let threads = default_threads(threads);
             // SIGTERM/SIGINT stop the load at the next safe point (exit code 6); nothing is
@@ -241,6 +258,7 @@ fn main() -> ExitCode {
                 monitor: MonitorOptions { style: ProgressStyle::Auto, interval: progress_interval, metrics_addr },
                 skip_plan_check,
                 fresh,
+                checkpoint_interval,
             };
             match load(&opts) {
                 Ok(r) => {

@@ -317,3 +317,92 @@ fn concurrent_load_of_the_same_database_is_refused() {
     assert!(first.wait().unwrap().success());
     f.assert_clean_success(&db, "first of two");
 }
+
+/// Partial checkpoints while parsing: killed after the second one, the rerun skips the
+/// chunks and files already parsed; in skip mode the rejects file and the counts are those
+/// of an uninterrupted run.
+#[test]
+fn killed_mid_parse_resumes_from_a_partial_checkpoint() {
+    let f = fixture();
+    // Slow chunks down (a pause, not a crash) so that partial checkpoints happen.
+    let slow = "parse.chunk=sleep(150);parse.partial_saved=1*off->return";
+    let partial = ["--checkpoint-interval", "100ms"];
+    let db = f.dir.join("db");
+    let killed = run(&db, &f.files, Some(slow), &partial);
+    assert_eq!(killed.status.signal(), Some(9), "{}", String::from_utf8_lossy(&killed.stderr));
+    let rerun = run(&db, &f.files, None, &partial);
+    let err = String::from_utf8_lossy(&rerun.stderr);
+    assert!(rerun.status.success(), "{err}");
+    let resumed = report(&db)["resumed_after"].as_str().unwrap_or_default().to_owned();
+    assert!(resumed.starts_with("parse (partial: "), "{resumed}");
+    f.assert_clean_success(&db, "partial");
+
+    // Skip mode: some lines are bad; rejects before and after the checkpoint all count once.
+    let bad_dir = f.dir.join("bad");
+    std::fs::create_dir_all(&bad_dir).unwrap();
+    let mut files = f.files.clone();
+    for part in 0..2 {
+        let p = bad_dir.join(format!("bad-{part}.nt"));
+        let mut w = std::fs::File::create(&p).unwrap();
+        for i in 0..30_000 {
+            if i % 997 == 0 {
+                writeln!(w, "<http://example.org/bad/{part}/{i}> <http://example.org/p> \"unterminated .").unwrap();
+            } else {
+                writeln!(w, "<http://example.org/ok/{part}/{i}> <http://example.org/p> \"v {i} {}\" .", "x".repeat(200)).unwrap();
+            }
+        }
+        files.push(p);
+    }
+    let skip = ["--on-error", "skip", "--checkpoint-interval", "100ms"];
+    let reference = f.dir.join("skip-ref");
+    let out = run(&reference, &files, None, &skip);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let db = f.dir.join("skip");
+    let killed = run(&db, &files, Some("parse.chunk=sleep(150);parse.partial_saved=2*off->return"), &skip);
+    assert_eq!(killed.status.signal(), Some(9), "{}", String::from_utf8_lossy(&killed.stderr));
+    let rerun = run(&db, &files, None, &skip);
+    assert!(rerun.status.success(), "{}", String::from_utf8_lossy(&rerun.stderr));
+    assert!(report(&db)["resumed_after"].as_str().unwrap_or_default().starts_with("parse (partial"));
+    assert_eq!(data_files(&db), data_files(&reference));
+    for k in ["statements", "triples", "quads", "distinct_terms", "rejects"] {
+        assert_eq!(report(&db)[k], report(&reference)[k], "{k}");
+    }
+    assert_eq!(report(&db)["rejects"], 62);
+    let rejects = |db: &Path| std::fs::read_to_string(db.with_file_name(format!("{}.rejects.jsonl", db.file_name().unwrap().to_string_lossy()))).unwrap();
+    assert_eq!(rejects(&db), rejects(&reference), "the rejects file");
+}
+
+/// SIGTERM while parsing stops at once, saves what the completed jobs did, and the rerun
+/// goes on from there.
+#[test]
+fn sigterm_while_parsing_saves_a_partial_checkpoint() {
+    let f = fixture();
+    let db = f.dir.join("db");
+    let mut child = Command::new(bin())
+        .arg("load")
+        .arg("--loc")
+        .arg(&db)
+        .args(ARGS)
+        .args(&f.files)
+        .env("FAILPOINTS", "parse.chunk=sleep(300)")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    // The first progress line of the parse phase: workers are at it.
+    for line in lines.by_ref() {
+        if line.unwrap().contains("\"phase\":\"parse\"") {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap().success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert_eq!(child.wait().unwrap().code(), Some(6), "{rest:?}");
+    assert!(rest.iter().any(|l| l.contains("\"event\":\"resumable\"") && l.contains("partial")), "{rest:?}");
+    assert!(!db.exists());
+    let rerun = run(&db, &f.files, None, &[]);
+    assert!(rerun.status.success(), "{}", String::from_utf8_lossy(&rerun.stderr));
+    assert!(report(&db)["resumed_after"].as_str().unwrap_or_default().starts_with("parse (partial"));
+    f.assert_clean_success(&db, "sigterm while parsing");
+}

@@ -159,6 +159,9 @@ pub mod codec {
         pub fn bytes(&self) -> u64 {
             self.bytes
         }
+        pub fn get_mut(&mut self) -> &mut W {
+            &mut self.w
+        }
         pub fn into_inner(self) -> W {
             self.w
         }

@@ -139,6 +139,37 @@ pub struct ParseState {
     pub quad_logs: Vec<LogState>,
 }
 
+/// A statement rejected in skip mode, kept in a partial checkpoint until the rejects file
+/// is written at the end of the parse phase.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RejectState {
+    pub file: usize,
+    pub line: u64,
+    pub column: u64,
+    pub message: String,
+    pub text: String,
+}
+
+/// The work of a parse phase still under way: what its completed jobs produced. Jobs after
+/// the checkpoint are redone by the run that resumes it; tuples they logged before the
+/// checkpoint are beyond the logs' recorded lengths, or (a Turtle file cut short) logged
+/// again: duplicates, which the indexes drop as they do any repeated statement.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PartialParse {
+    /// Statements of the completed jobs.
+    pub statements: u64,
+    /// Per line-based input (by position), the chunks parsed.
+    pub chunks_done: BTreeMap<usize, Vec<u64>>,
+    /// Turtle/TriG inputs parsed whole, with the MD5 of their raw bytes.
+    pub files_done: BTreeMap<usize, Option<String>>,
+    /// Prefixes of the Turtle/TriG inputs parsed.
+    pub prefixes: BTreeMap<usize, Vec<(String, String)>>,
+    pub rejects: Vec<RejectState>,
+    pub dictionary: Vec<ShardState>,
+    pub triple_logs: Vec<LogState>,
+    pub quad_logs: Vec<LogState>,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NodesState {
     pub seconds: f64,
@@ -169,6 +200,9 @@ pub struct Checkpoint {
     pub identity: BuildIdentity,
     /// The temporary database directory the phases write into.
     pub building: String,
+    /// A parse phase under way (None once `parse` is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parse_partial: Option<PartialParse>,
     pub parse: Option<ParseState>,
     pub nodes: Option<NodesState>,
     /// Finished indexes by name (seconds of the whole index phase are in `indexes_seconds`).
@@ -183,6 +217,7 @@ impl Checkpoint {
         Checkpoint {
             identity,
             building: building.display().to_string(),
+            parse_partial: None,
             parse: None,
             nodes: None,
             indexes: BTreeMap::new(),
@@ -201,6 +236,8 @@ impl Checkpoint {
             "nodes".into()
         } else if self.parse.is_some() {
             "parse".into()
+        } else if let Some(p) = &self.parse_partial {
+            format!("parse (partial: {} statements)", p.statements)
         } else {
             "start".into()
         }
@@ -209,6 +246,10 @@ impl Checkpoint {
     /// Work files the next phases still need.
     pub fn live_files(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if let (Some(p), None) = (&self.parse_partial, &self.parse) {
+            out.extend(p.dictionary.iter().flat_map(|s| s.runs.iter().cloned()));
+            out.extend(p.triple_logs.iter().chain(&p.quad_logs).filter_map(|l| l.file.clone()));
+        }
         if let Some(p) = &self.parse {
             if self.nodes.is_none() {
                 out.extend(p.dictionary.iter().flat_map(|s| s.runs.iter().cloned()));

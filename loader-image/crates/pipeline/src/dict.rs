@@ -42,6 +42,9 @@ struct Shard {
     /// Provisional sequence number of entry 0 (entries spilled before count first).
     base: u64,
     runs: Vec<PathBuf>,
+    /// Entries 0..persisted are in a run already (written by a partial checkpoint and
+    /// kept in memory, so that terms seen again keep their ids).
+    persisted: usize,
     accounted: usize,
 }
 
@@ -57,9 +60,9 @@ impl Shard {
     fn len(&self) -> usize {
         self.starts.len()
     }
-    /// Entry indexes in MD5-key order.
+    /// Indexes of the entries not yet in a run, in MD5-key order.
     fn order(&self) -> Vec<u32> {
-        let mut o: Vec<u32> = (0..self.len() as u32).collect();
+        let mut o: Vec<u32> = (self.persisted as u32..self.len() as u32).collect();
         o.sort_unstable_by_key(|&i| self.keys[i as usize]);
         o
     }
@@ -89,6 +92,7 @@ impl Dictionary {
                         keys: Vec::new(),
                         base: 0,
                         runs: Vec::new(),
+                        persisted: 0,
                         accounted: 0,
                     })
                 })
@@ -132,7 +136,7 @@ impl Dictionary {
         }
         // Room for one more entry within the shard's share? Grow by doubling, never past it.
         if !self.make_room(sh, bytes.len()) {
-            self.spill_shard(sh)?;
+            self.spill_shard(sh, false)?;
             if !self.make_room(sh, bytes.len()) {
                 // A single term larger than a shard's share: hold it anyway, accounted.
                 sh.arena.reserve_exact(bytes.len());
@@ -200,74 +204,92 @@ impl Dictionary {
         true
     }
 
-    /// Writes the shard's entries in MD5 order to a run file and empties it, keeping its
-    /// allocations for reuse.
-    fn spill_shard(&self, sh: &mut Shard) -> io::Result<()> {
-        if sh.len() == 0 {
-            return Ok(());
+    /// Writes the shard's entries not yet in a run, in MD5 order, to a new run file; then
+    /// empties the shard (keeping its allocations for reuse) unless `keep`.
+    fn spill_shard(&self, sh: &mut Shard, keep: bool) -> io::Result<()> {
+        if sh.len() > sh.persisted {
+            crate::failpoint::crash_point("parse.dict_spill");
+            let (path, f) = self.spill.new_file("dict")?;
+            let mut w = BufWriter::with_capacity(1 << 20, f);
+            let mut written = 0u64;
+            for i in sh.order() {
+                let i = i as usize;
+                let bytes = sh.bytes(i);
+                w.write_all(&sh.keys[i])?;
+                w.write_all(&(sh.base + i as u64).to_le_bytes())?;
+                w.write_all(&(bytes.len() as u32).to_le_bytes())?;
+                w.write_all(bytes)?;
+                written += 28 + bytes.len() as u64;
+            }
+            w.flush()?;
+            self.spill.add_bytes(written);
+            if !keep {
+                self.spilled.fetch_add((sh.len() - sh.persisted) as u64, Ordering::Relaxed);
+            }
+            sh.runs.push(path);
         }
-        crate::failpoint::crash_point("parse.dict_spill");
-        let (path, f) = self.spill.new_file("dict")?;
-        let mut w = BufWriter::with_capacity(1 << 20, f);
-        let mut written = 0u64;
-        for i in sh.order() {
-            let i = i as usize;
-            let bytes = sh.bytes(i);
-            w.write_all(&sh.keys[i])?;
-            w.write_all(&(sh.base + i as u64).to_le_bytes())?;
-            w.write_all(&(bytes.len() as u32).to_le_bytes())?;
-            w.write_all(bytes)?;
-            written += 28 + bytes.len() as u64;
+        if keep {
+            sh.persisted = sh.len();
+        } else {
+            sh.base += sh.len() as u64;
+            sh.persisted = 0;
+            sh.table.clear();
+            sh.arena.clear();
+            sh.starts.clear();
+            sh.keys.clear();
         }
-        w.flush()?;
-        self.spill.add_bytes(written);
-        self.spilled.fetch_add(sh.len() as u64, Ordering::Relaxed);
-        sh.runs.push(path);
-        sh.base += sh.len() as u64;
-        sh.table.clear();
-        sh.arena.clear();
-        sh.starts.clear();
-        sh.keys.clear();
         Ok(())
+    }
+
+    /// Writes what is new in every shard since the last call to durable runs, keeping it in
+    /// memory, for a checkpoint in the middle of the parse phase: per shard, the ids handed
+    /// out so far (all in runs) and its runs. Workers go on interning meanwhile.
+    pub fn persist(&self) -> io::Result<Vec<ShardState>> {
+        self.snapshot(true)
     }
 
     /// Spills every shard and makes the runs durable, for the parse checkpoint: per shard,
     /// the ids it handed out and its run files (names in the spill directory).
     pub fn checkpoint(&self) -> io::Result<Vec<ShardState>> {
-        use rayon::prelude::*;
-        // Shards spill in parallel: each sorts its entries and writes its own run.
-        self.shards.par_iter().try_for_each(|m| -> io::Result<()> {
-            let mut sh = m.lock().expect("dictionary shard poisoned");
-            self.spill_shard(&mut sh)?;
-            sh.table = HashTable::new();
-            sh.arena = Vec::new();
-            sh.starts = Vec::new();
-            sh.keys = Vec::new();
-            self.account(&mut sh);
-            for run in &sh.runs {
-                File::open(run)?.sync_data()?;
-            }
-            Ok(())
-        })?;
-        Ok(self
-            .shards
-            .iter()
-            .map(|m| {
-                let sh = m.lock().expect("dictionary shard poisoned");
-                ShardState {
-                    ids: sh.base,
-                    runs: sh.runs.iter().map(|r| r.file_name().expect("run file").to_string_lossy().into_owned()).collect(),
-                }
-            })
-            .collect())
+        self.snapshot(false)
     }
 
-    /// The dictionary as a checkpoint left it: every entry in its shard's runs.
-    pub fn restore(shards: &[ShardState], spill: Arc<SpillDir>) -> io::Result<Dictionary> {
+    fn snapshot(&self, keep: bool) -> io::Result<Vec<ShardState>> {
+        use rayon::prelude::*;
+        // Shards spill in parallel: each sorts its new entries and writes its own run; the
+        // state is read under the same lock, so it names only synced runs.
+        self.shards
+            .par_iter()
+            .map(|m| -> io::Result<ShardState> {
+                let mut sh = m.lock().expect("dictionary shard poisoned");
+                self.spill_shard(&mut sh, keep)?;
+                if !keep {
+                    sh.table = HashTable::new();
+                    sh.arena = Vec::new();
+                    sh.starts = Vec::new();
+                    sh.keys = Vec::new();
+                    self.account(&mut sh);
+                }
+                // Runs the budget spilled were not synced when written (syncing one again
+                // costs next to nothing).
+                for run in &sh.runs {
+                    File::open(run)?.sync_data()?;
+                }
+                Ok(ShardState {
+                    ids: sh.base + sh.len() as u64,
+                    runs: sh.runs.iter().map(|r| r.file_name().expect("run file").to_string_lossy().into_owned()).collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// The dictionary as a checkpoint left it: every entry in its shard's runs; new terms
+    /// (when parsing resumes) get ids after them, within `budget`.
+    pub fn restore(shards: &[ShardState], budget: u64, spill: Arc<SpillDir>) -> io::Result<Dictionary> {
         if shards.len() != SHARDS {
             return Err(io::Error::new(io::ErrorKind::InvalidData, format!("checkpoint has {} dictionary shards, not {SHARDS}", shards.len())));
         }
-        let d = Dictionary::new(0, spill);
+        let d = Dictionary::new(budget, spill);
         for (m, st) in d.shards.iter().zip(shards) {
             let mut sh = m.lock().expect("dictionary shard poisoned");
             sh.base = st.ids;
@@ -496,7 +518,7 @@ mod tests {
             // As a resumed load: everything to durable runs, then a dictionary rebuilt from them.
             let state = d.checkpoint().unwrap();
             assert_eq!(d.memory_bytes(), 0, "a checkpointed dictionary holds no memory");
-            Dictionary::restore(&state, spill.clone()).unwrap()
+            Dictionary::restore(&state, 0, spill.clone()).unwrap()
         } else {
             d
         };
@@ -532,6 +554,44 @@ mod tests {
         }
         merge.remove_runs().unwrap();
         assert_eq!(spill.bytes_in_use(), 0, "run files released");
+    }
+
+    /// A partial checkpoint persists new entries without forgetting them (a term seen again
+    /// keeps its id); a load resumed from it (a dictionary restored from the runs, the
+    /// words after the checkpoint interned again) maps every word to one NodeId.
+    #[test]
+    fn persisted_midway_and_resumed_gives_one_id_per_term() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spill = SpillDir::create(tmp.path(), "s").unwrap();
+        let d = Dictionary::new(1 << 30, spill.clone());
+        let words: Vec<String> = (0..20_000).map(|i| format!("w{}", i % 7_000)).collect();
+        let (first, rest) = words.split_at(10_000);
+        let ids: Vec<_> = first.iter().map(|w| d.intern(w.as_bytes(), || key(w.as_bytes())).unwrap()).collect();
+        let state = d.persist().unwrap();
+        assert_eq!(state.iter().map(|s| s.ids).sum::<u64>(), 7_000);
+        assert_eq!(d.intern(b"w5", || key(b"w5")).unwrap(), ids[5], "a persisted term keeps its id");
+        let before = d.persist().unwrap();
+        assert_eq!(before.iter().map(|s| s.runs.len()).sum::<usize>(), state.iter().map(|s| s.runs.len()).sum::<usize>(), "nothing new, no new run");
+        // The load dies; the resumed one starts from the persisted state.
+        drop(d);
+        let d = Dictionary::restore(&state, 1 << 30, spill.clone()).unwrap();
+        let mut all = ids.clone();
+        all.extend(rest.iter().map(|w| d.intern(w.as_bytes(), || key(w.as_bytes())).unwrap()));
+        let (mut merge, mut remap) = d.into_merge().unwrap();
+        let mut offset = 0;
+        let mut last = None;
+        while let Some(t) = merge.next_term().unwrap() {
+            if last != Some(t.key) {
+                offset += 1;
+                last = Some(t.key);
+            }
+            remap.set(t.prov, offset);
+        }
+        assert_eq!(offset, 7_000, "distinct terms");
+        let mut by_word = std::collections::HashMap::new();
+        for (w, id) in words.iter().zip(&all) {
+            assert_eq!(*by_word.entry(w).or_insert(remap.map(*id)), remap.map(*id), "{w}");
+        }
     }
 
     #[test]

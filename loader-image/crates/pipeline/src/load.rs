@@ -16,14 +16,14 @@ use tdb2::term::{decode_term, DecodedTerm};
 use tdb2::{PackedTreeWriter, TreeParams, GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
 
 use crate::checkpoint::{
-    sync_files, BuildIdentity, Checkpoint, IdStatsState, IndexState, InputIdentity, LogState, NodesState, CHECKPOINT_FILE,
+    sync_files, BuildIdentity, Checkpoint, IdStatsState, IndexState, InputIdentity, LogState, NodesState, PartialParse, CHECKPOINT_FILE,
 };
 use crate::dict::{Dictionary, Remap, TermMerge};
 use crate::failpoint::crash_point;
 use crate::tuples::Logged;
 use crate::error::LoadError;
 use crate::progress::{Monitor, MonitorOptions, Progress};
-use crate::parse::{parse_phase, CHUNK_BYTES};
+use crate::parse::{parse_phase, PartialCheckpoints, CHUNK_BYTES};
 use crate::report::{PhaseReport, Report};
 
 /// What to do with a statement the parser rejects.
@@ -62,6 +62,8 @@ pub struct LoadOptions {
     pub interrupt: Arc<AtomicBool>,
     /// Discard the checkpoint of an earlier run of this load instead of resuming it.
     pub fresh: bool,
+    /// Time between two checkpoints of the parse phase while it runs (None: only at its end).
+    pub checkpoint_interval: Option<std::time::Duration>,
     /// Progress bars or JSON lines, and Prometheus metrics, while the load runs.
     pub monitor: MonitorOptions,
     /// Start even when the plan (crate::plan) says the build cannot fit.
@@ -397,7 +399,7 @@ fn build(
     let work = spill.path().to_path_buf();
     let gen_dir = places.gen_dir.as_path();
     let save = |cp: &Checkpoint| cp.save(&work).map_err(|e| LoadError::from_output_io("saving a checkpoint", e));
-    let resumed_after = (cp.parse.is_some()).then(|| cp.last_step());
+    let resumed_after = (cp.parse.is_some() || cp.parse_partial.is_some()).then(|| cp.last_step());
     let progress = timer.progress.clone();
     progress.set_spill(spill);
     if cp.finished {
@@ -429,7 +431,15 @@ fn build(
             p
         }
         None => {
-            let mut p = parse_phase(opts, files, spill, &plan, rejects_path, &progress)?;
+            let resumed = cp.parse_partial.take().unwrap_or_default();
+            let base = cp.clone();
+            let save_partial = |partial: PartialParse| -> Result<(), LoadError> {
+                let mut c = base.clone();
+                c.parse_partial = Some(partial);
+                save(&c)
+            };
+            let partial = PartialCheckpoints { resumed: &resumed, every: opts.checkpoint_interval, save: &save_partial };
+            let mut p = parse_phase(opts, files, spill, &plan, rejects_path, &progress, partial)?;
             p.seconds = timer.lap("parse");
             cp.parse = Some(p.clone());
             save(&cp)?;
@@ -451,7 +461,7 @@ fn build(
             (n, None)
         }
         None => {
-            let dict = Dictionary::restore(&parse.dictionary, spill.clone()).map_err(|e| LoadError::Internal(e.to_string()))?;
+            let dict = Dictionary::restore(&parse.dictionary, 0, spill.clone()).map_err(|e| LoadError::Internal(e.to_string()))?;
             let (mut merge, mut remap) = dict.into_merge().map_err(|e| LoadError::from_output_io("merging the dictionary", e))?;
             let (distinct_terms, node_data_bytes, rdf_type) =
                 write_node_table(gen_dir, &mut merge, &mut remap, &opts.interrupt, &progress).map_err(|e| LoadError::from_output_io("writing the node table", e))?;

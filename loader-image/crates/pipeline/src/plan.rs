@@ -702,6 +702,7 @@ mod tests {
             monitor: Default::default(),
             skip_plan_check: false,
             fresh: false,
+            checkpoint_interval: None,
         }
     }
 

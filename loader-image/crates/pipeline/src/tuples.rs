@@ -2,7 +2,7 @@
 //! spilled to a file beyond it, read back once the final NodeIds are known.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -50,6 +50,23 @@ impl<const N: usize> TupleLog<N> {
         self.spilled += self.buf.len() as u64;
         self.buf.clear();
         Ok(())
+    }
+
+    /// Makes everything logged so far durable (the log goes on afterwards), for a checkpoint
+    /// in the middle of the parse phase: its file, bytes and tuples up to here.
+    pub fn sync(&mut self) -> io::Result<(Option<PathBuf>, u64, u64)> {
+        if !self.buf.is_empty() {
+            self.flush_buf()?;
+        }
+        match self.file.as_mut() {
+            Some((p, w)) => {
+                let inner = w.get_mut();
+                inner.flush()?;
+                inner.get_ref().sync_data()?;
+                Ok((Some(p.clone()), w.bytes(), self.spilled))
+            }
+            None => Ok((None, 0, 0)),
+        }
     }
 
     /// Writes what is still in memory to the log's file and makes the file durable: the

@@ -1,0 +1,640 @@
+//! Phase 1: parse and encode. Reader threads decompress and cut line-based inputs into
+//! chunks; workers parse them (Turtle/TriG files whole), intern terms in the dictionary and
+//! log encoded tuples. The phase ends with the dictionary and the logs durable in the work
+//! directory, described by a [`ParseState`] for the checkpoint.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use extsort::SpillDir;
+use rdf_input::fastline::{parse_fast_line, FastLine};
+use rdf_input::{parse_line_chunk, parse_terse, Chunk, InputFile, LineChunker, Rejected, Syntax};
+
+use crate::checkpoint::{LogState, ParseState, PartialParse, RejectState};
+use crate::dict::Dictionary;
+use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
+use crate::error::LoadError;
+use crate::failpoint::crash_point;
+use crate::input::{open_input, RawDigest, ReadAhead};
+use crate::load::{LoadOptions, MemoryPlan, OnError};
+use crate::progress::Progress;
+use crate::tuples::TupleLog;
+
+pub(crate) const CHUNK_BYTES: usize = 4 << 20;
+
+enum Job {
+    Lines { file: usize, chunk: Chunk },
+    Terse { file: usize },
+}
+
+fn reject_state(file: usize, r: Rejected) -> RejectState {
+    RejectState { file, line: r.position.line, column: r.position.column, message: r.message, text: r.text }
+}
+
+/// Shared state of the parse phase.
+struct ParseShared<'a> {
+    opts: &'a LoadOptions,
+    files: &'a [InputFile],
+    dict: Dictionary,
+    spill: Arc<SpillDir>,
+    /// Tuples a worker buffers in memory before its log spills.
+    log_cap: usize,
+    digests: Vec<Arc<Mutex<RawDigest>>>,
+    raw_bytes_read: Arc<AtomicU64>,
+    progress: &'a Progress,
+    /// Strict mode: the earliest (file, chunk) that failed; later work is skipped.
+    stop_at: Mutex<Option<(usize, u64)>>,
+    first_errors: Mutex<Vec<RejectState>>,
+    rejected: AtomicU64,
+    fatal: Mutex<Option<LoadError>>,
+    cancelled: AtomicBool,
+    prefixes: Mutex<Vec<(usize, Vec<(String, String)>)>>,
+    /// What an interrupted run of this parse already did (empty when starting afresh).
+    resumed: &'a PartialParse,
+    chunks_done: HashSet<(usize, u64)>,
+    snapshots: Snapshots,
+}
+
+/// Partial checkpoints of a parse under way: the coordinator asks for a generation; each
+/// worker, between two jobs, makes its logs durable and publishes what its completed jobs
+/// produced; once all have, the dictionary's new entries go to durable runs and the
+/// checkpoint is saved. Workers never wait for one another.
+struct Snapshots {
+    requested: AtomicU64,
+    slots: Mutex<Vec<WorkerSnapshot>>,
+    published: Condvar,
+}
+
+#[derive(Clone, Default)]
+struct WorkerSnapshot {
+    /// The generation published; u64::MAX once the worker has ended.
+    generation: u64,
+    triples: Option<LogState>,
+    quads: Option<LogState>,
+    statements: u64,
+    chunks: Vec<(usize, u64)>,
+    files: Vec<usize>,
+    rejects: Vec<RejectState>,
+}
+
+impl ParseShared<'_> {
+    fn fail(&self, e: LoadError) {
+        let mut f = self.fatal.lock().expect("fatal");
+        if f.is_none() {
+            *f = Some(e);
+        }
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+    fn skipped(&self, file: usize, seq: u64) -> bool {
+        if self.cancelled.load(Ordering::Relaxed) || self.opts.interrupt.load(Ordering::Relaxed) {
+            return true;
+        }
+        matches!(*self.stop_at.lock().expect("stop"), Some(at) if (file, seq) > at)
+    }
+    /// Publishes this worker's completed work if a partial checkpoint asks for it (always
+    /// when `last`, as the worker ends).
+    fn publish(&self, id: usize, out: &mut WorkerOutput, last: bool) {
+        let asked = self.snapshots.requested.load(Ordering::SeqCst);
+        let mut slots = self.snapshots.slots.lock().expect("snapshots");
+        if !last && slots[id].generation >= asked {
+            return;
+        }
+        drop(slots);
+        let log_state = |(file, bytes, tuples): (Option<std::path::PathBuf>, u64, u64)| LogState {
+            file: file.and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())),
+            file_bytes: bytes,
+            tuples,
+        };
+        let synced = out.triples.sync().and_then(|t| Ok((t, out.quads.sync()?)));
+        let (t, q) = match synced {
+            Ok(tq) => tq,
+            Err(e) => return self.fail(LoadError::from_output_io("syncing tuple logs", e)),
+        };
+        slots = self.snapshots.slots.lock().expect("snapshots");
+        slots[id] = WorkerSnapshot {
+            generation: if last { u64::MAX } else { asked },
+            triples: Some(log_state(t)),
+            quads: Some(log_state(q)),
+            statements: out.statements_done,
+            chunks: out.chunks_done.clone(),
+            files: out.files_done.clone(),
+            rejects: out.rejects.clone(),
+        };
+        self.snapshots.published.notify_all();
+    }
+
+    /// The partial checkpoint of the work the workers published (generation `generation`
+    /// or their last), on top of what the resumed run had done.
+    fn partial(&self, slots: &[WorkerSnapshot], dictionary: Vec<crate::checkpoint::ShardState>) -> PartialParse {
+        let mut p = self.resumed.clone();
+        p.dictionary = dictionary;
+        let digests: Vec<Option<String>> = self.digests.iter().map(|d| d.lock().expect("digest").md5.clone()).collect();
+        let prefixes = self.prefixes.lock().expect("prefixes");
+        for w in slots {
+            p.statements += w.statements;
+            for &(file, seq) in &w.chunks {
+                p.chunks_done.entry(file).or_default().push(seq);
+            }
+            for &file in &w.files {
+                p.files_done.insert(file, digests[file].clone());
+                if let Some((_, ps)) = prefixes.iter().find(|(f, _)| *f == file) {
+                    p.prefixes.insert(file, ps.clone());
+                }
+            }
+            p.rejects.extend(w.rejects.iter().cloned());
+            p.triple_logs.extend(w.triples.clone());
+            p.quad_logs.extend(w.quads.clone());
+        }
+        for seqs in p.chunks_done.values_mut() {
+            seqs.sort_unstable();
+        }
+        p
+    }
+
+    fn display_name(&self, file: usize) -> String {
+        self.files[file].path.display().to_string()
+    }
+    fn input_error(&self, file: usize, e: io::Error) -> LoadError {
+        if e.kind() == io::ErrorKind::NotFound {
+            LoadError::InputMissing { path: self.files[file].path.clone(), message: e.to_string() }
+        } else {
+            let what = self.files[file].compression.name();
+            LoadError::CorruptInput {
+                file: self.display_name(file),
+                message: format!("cannot read ({what} compression): {e}; the file is truncated or corrupt"),
+            }
+        }
+    }
+}
+
+/// What one parse worker produced.
+struct WorkerOutput {
+    triples: TupleLog<3>,
+    quads: TupleLog<4>,
+    statements: u64,
+    /// Statements, chunks and whole files of the jobs completed.
+    statements_done: u64,
+    chunks_done: Vec<(usize, u64)>,
+    files_done: Vec<usize>,
+    rejects: Vec<RejectState>,
+}
+
+impl WorkerOutput {
+    fn emit(&mut self, e: io::Result<Encoded>) -> io::Result<()> {
+        self.statements += 1;
+        match e? {
+            Encoded::Triple(t) => self.triples.push(t),
+            Encoded::Quad(t) => self.quads.push(t),
+        }
+    }
+}
+
+struct Stop;
+
+fn file_base_iri(path: &Path) -> String {
+    let abs = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    format!("file://{}", abs.display())
+}
+
+fn blank_scope(file: usize, f: &InputFile, terse: bool) -> BlankScope {
+    let name = f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let scope = format!("{file}\0{name}");
+    if terse {
+        BlankScope::FirstSeen { scope, seen: Default::default() }
+    } else {
+        BlankScope::Labels { scope }
+    }
+}
+
+fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job>) -> WorkerOutput {
+    let mut out = WorkerOutput {
+        triples: TupleLog::new(sh.spill.clone(), "triples", sh.log_cap),
+        quads: TupleLog::new(sh.spill.clone(), "quads", sh.log_cap / 2),
+        statements: 0,
+        statements_done: 0,
+        chunks_done: Vec::new(),
+        files_done: Vec::new(),
+        rejects: Vec::new(),
+    };
+    let mut enc = Encoder::new(&sh.dict);
+    let mut fast = FastEncoder::new(&sh.dict);
+    let strict = sh.opts.on_error == OnError::Strict;
+    loop {
+        // Between jobs (and while waiting for one), answer a partial checkpoint's request.
+        sh.publish(id, &mut out, false);
+        let job = match jobs.recv_timeout(Duration::from_millis(100)) {
+            Ok(job) => job,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+        };
+        let (file, seq) = match &job {
+            Job::Lines { file, chunk } => (*file, chunk.seq),
+            Job::Terse { file } => (*file, 0),
+        };
+        if sh.skipped(file, seq) {
+            continue;
+        }
+        let statements_before = out.statements;
+        let mut completed = false;
+        let mut local_rejects = Vec::new();
+        let mut on_reject = |r: Rejected| -> Result<(), Stop> {
+            if strict {
+                let mut stop = sh.stop_at.lock().expect("stop");
+                if stop.is_none_or(|at| (file, seq) < at) {
+                    *stop = Some((file, seq));
+                }
+                drop(stop);
+                sh.first_errors.lock().expect("errors").push(reject_state(file, r));
+                return Err(Stop);
+            }
+            let n = sh.rejected.fetch_add(1, Ordering::Relaxed) + 1;
+            local_rejects.push(reject_state(file, r));
+            if n > sh.opts.max_rejects {
+                sh.cancelled.store(true, Ordering::SeqCst);
+                return Err(Stop);
+            }
+            Ok(())
+        };
+        match job {
+            Job::Lines { file, chunk } => {
+                let mut scope = blank_scope(file, &sh.files[file], false);
+                let syntax = sh.files[file].syntax;
+                let quads = syntax == Syntax::NQuads;
+                let whole_chunk_utf8 = std::str::from_utf8(&chunk.data).is_ok();
+                let mut line_no = chunk.first_line;
+                completed = true;
+                for line in chunk.data.split(|&b| b == b'\n') {
+                    let this_line = line_no;
+                    line_no += 1;
+                    if whole_chunk_utf8 || std::str::from_utf8(line).is_ok() {
+                        // Valid UTF-8: checked for the whole chunk, or for this line just now.
+                        let text = std::str::from_utf8(line).unwrap_or_default();
+                        match parse_fast_line(text, quads) {
+                            FastLine::Empty => continue,
+                            FastLine::Statement(st) => match fast.statement(&st, &mut scope, quads) {
+                                Ok(Some(e)) => {
+                                    if let Err(e) = out.emit(Ok(e)) {
+                                        sh.fail(LoadError::from_output_io("spilling tuples", e));
+                                        completed = false;
+                                        break;
+                                    }
+                                    continue;
+                                }
+                                Ok(None) => {}
+                                Err(e) => {
+                                    sh.fail(LoadError::from_output_io("spilling the dictionary", e));
+                                    completed = false;
+                                    break;
+                                }
+                            },
+                            FastLine::Fallback => {}
+                        }
+                    }
+                    // The full parser decides this line: its statement or its error.
+                    let res = parse_line_chunk(
+                        syntax,
+                        line,
+                        this_line,
+                        |q| {
+                            out.emit(enc.quad(&q, &mut scope, quads)).map_err(|e| {
+                                sh.fail(LoadError::from_output_io("spilling", e));
+                                Stop
+                            })
+                        },
+                        &mut on_reject,
+                    );
+                    if res.is_err() {
+                        completed = false;
+                        break;
+                    }
+                }
+            }
+            Job::Terse { file } => {
+                let f = &sh.files[file];
+                let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone()) {
+                    Ok(r) => ReadAhead::spawn(r),
+                    Err(e) => {
+                        sh.fail(sh.input_error(file, e));
+                        continue;
+                    }
+                };
+                let mut scope = blank_scope(file, f, true);
+                let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
+                let res = parse_terse(
+                    f.syntax,
+                    reader,
+                    Some(&base),
+                    |q| {
+                        if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
+                            return Err(Stop);
+                        }
+                        out.emit(enc.quad(&q, &mut scope, f.syntax == Syntax::TriG)).map_err(|e| {
+                            sh.fail(LoadError::from_output_io("spilling", e));
+                            Stop
+                        })
+                    },
+                    &mut on_reject,
+                );
+                match res {
+                    Ok(prefixes) => {
+                        sh.prefixes.lock().expect("prefixes").push((file, prefixes));
+                        completed = true;
+                    }
+                    Err(Ok(e)) => sh.fail(sh.input_error(file, e)),
+                    Err(Err(Stop)) => {}
+                }
+            }
+        }
+        out.rejects.append(&mut local_rejects);
+        if completed {
+            out.statements_done += out.statements - statements_before;
+            match job_kind_is_lines(sh, file) {
+                true => out.chunks_done.push((file, seq)),
+                false => out.files_done.push(file),
+            }
+        }
+        sh.progress.parse_job_done(out.statements - statements_before, sh.rejected.load(Ordering::Relaxed), sh.dict.memory_bytes());
+        crash_point("parse.chunk");
+    }
+    sh.publish(id, &mut out, true);
+    out
+}
+
+fn job_kind_is_lines(sh: &ParseShared<'_>, file: usize) -> bool {
+    sh.files[file].syntax.is_line_based()
+}
+
+/// Reads line-based files and cuts them into chunks (this thread does the decompression);
+/// Turtle/TriG files are handed to a worker whole. Several producers share the files.
+fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: &AtomicUsize) {
+    loop {
+        let file = next_file.fetch_add(1, Ordering::SeqCst);
+        let Some(f) = sh.files.get(file) else { return };
+        if sh.skipped(file, 0) {
+            return;
+        }
+        if !f.syntax.is_line_based() {
+            if sh.resumed.files_done.contains_key(&file) {
+                sh.raw_bytes_read.fetch_add(f.size, Ordering::Relaxed); // parsed by the run resumed
+                continue;
+            }
+            if tx.send(Job::Terse { file }).is_err() {
+                return;
+            }
+            continue;
+        }
+        let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone()) {
+            Ok(r) => r,
+            Err(e) => return sh.fail(sh.input_error(file, e)),
+        };
+        let mut chunker = LineChunker::new(reader, CHUNK_BYTES);
+        loop {
+            match chunker.next_chunk() {
+                Ok(Some(chunk)) => {
+                    if sh.skipped(file, chunk.seq) {
+                        return;
+                    }
+                    if sh.chunks_done.contains(&(file, chunk.seq)) {
+                        continue; // parsed by the run resumed
+                    }
+                    if tx.send(Job::Lines { file, chunk }).is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => return sh.fail(sh.input_error(file, e)),
+            }
+        }
+    }
+}
+
+fn write_rejects(path: &Path, sh_files: &[InputFile], rejects: &mut [RejectState]) -> io::Result<()> {
+    rejects.sort_by_key(|r| (r.file, r.line, r.column));
+    let mut w = BufWriter::new(File::create(path)?);
+    for r in rejects.iter() {
+        let line = serde_json::json!({
+            "file": sh_files[r.file].path.display().to_string(),
+            "line": r.line,
+            "column": r.column,
+            "reason": r.message,
+            "text": r.text,
+        });
+        writeln!(w, "{line}")?;
+    }
+    w.flush()
+}
+
+/// How the parse phase checkpoints while it runs.
+pub(crate) struct PartialCheckpoints<'a> {
+    /// What an interrupted run of this parse had done (default: nothing).
+    pub resumed: &'a PartialParse,
+    /// Time between two partial checkpoints (None: only at the end, or when interrupted).
+    pub every: Option<Duration>,
+    /// Makes a partial checkpoint durable.
+    pub save: &'a (dyn Fn(PartialParse) -> Result<(), LoadError> + Sync),
+}
+
+/// Phase 1: parses and encodes every input; leaves the dictionary and the tuple logs
+/// durable in the work directory and returns what the checkpoint records of them. While it
+/// runs it saves partial checkpoints, and one when a signal stops it, so that a rerun
+/// redoes only the jobs not done.
+pub(crate) fn parse_phase(
+    opts: &LoadOptions,
+    files: &[InputFile],
+    spill: &Arc<SpillDir>,
+    plan: &MemoryPlan,
+    rejects_path: &Path,
+    progress: &Progress,
+    partial: PartialCheckpoints<'_>,
+) -> Result<ParseState, LoadError> {
+    let threads = opts.threads.max(1);
+    let resumed = partial.resumed;
+    let dict = if resumed.dictionary.is_empty() {
+        Dictionary::new(plan.dictionary, spill.clone())
+    } else {
+        Dictionary::restore(&resumed.dictionary, plan.dictionary, spill.clone()).map_err(|e| LoadError::Internal(e.to_string()))?
+    };
+    let sh = ParseShared {
+        opts,
+        files,
+        dict,
+        spill: spill.clone(),
+        log_cap: plan.log_tuples_per_worker,
+        digests: files.iter().map(|_| Arc::new(Mutex::new(RawDigest::default()))).collect(),
+        raw_bytes_read: progress.bytes_read.clone(),
+        progress,
+        stop_at: Mutex::new(None),
+        first_errors: Mutex::new(Vec::new()),
+        rejected: AtomicU64::new(resumed.rejects.len() as u64),
+        fatal: Mutex::new(None),
+        cancelled: AtomicBool::new(false),
+        prefixes: Mutex::new(Vec::new()),
+        resumed,
+        chunks_done: resumed.chunks_done.iter().flat_map(|(&f, seqs)| seqs.iter().map(move |&s| (f, s))).collect(),
+        snapshots: Snapshots { requested: AtomicU64::new(0), slots: Mutex::new(vec![WorkerSnapshot::default(); threads]), published: Condvar::new() },
+    };
+    for (file, md5) in &resumed.files_done {
+        sh.digests[*file].lock().expect("digest").md5 = md5.clone();
+    }
+    let next_file = AtomicUsize::new(0);
+    let parsing = AtomicBool::new(true);
+    let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
+        let (tx, rx) = crossbeam_channel::bounded::<Job>(threads * 2);
+        let sh = &sh;
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let rx = rx.clone();
+                std::thread::Builder::new()
+                    .name(format!("parse-{i}"))
+                    .spawn_scoped(s, move || worker(sh, i, rx))
+                    .expect("spawn parse worker")
+            })
+            .collect();
+        if let Some(every) = partial.every {
+            let (parsing, save) = (&parsing, partial.save);
+            std::thread::Builder::new()
+                .name("checkpoint".into())
+                .spawn_scoped(s, move || checkpoint_periodically(sh, every, parsing, save))
+                .expect("spawn checkpointer");
+        }
+        drop(rx);
+        // Decompression runs on the producers: one per file being read, up to half the
+        // threads (a single gzip stream cannot be decompressed in parallel).
+        let producers = files.len().min((threads / 2).max(1));
+        for i in 1..producers {
+            let (tx, next_file) = (tx.clone(), &next_file);
+            std::thread::Builder::new()
+                .name(format!("read-{i}"))
+                .spawn_scoped(s, move || produce(sh, tx, next_file))
+                .expect("spawn reader");
+        }
+        produce(sh, tx, &next_file);
+        let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        parsing.store(false, Ordering::SeqCst);
+        sh.snapshots.published.notify_all();
+        joined.into_iter().map(|r| r.expect("parse worker panicked")).collect()
+    });
+    if let Some(e) = sh.fatal.lock().expect("fatal").take() {
+        return Err(e);
+    }
+    if opts.interrupt.load(Ordering::SeqCst) {
+        // Stopped by a signal: every worker published its completed jobs as it ended.
+        let dictionary = sh.dict.persist().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
+        let slots = sh.snapshots.slots.lock().expect("snapshots").clone();
+        (partial.save)(sh.partial(&slots, dictionary))?;
+        return Err(LoadError::Interrupted);
+    }
+    let mut errors = std::mem::take(&mut *sh.first_errors.lock().expect("errors"));
+    if let Some(first) = errors.iter().min_by_key(|r| (r.file, r.line, r.column)) {
+        return Err(LoadError::BadInput {
+            file: sh.display_name(first.file),
+            line: first.line,
+            column: first.column,
+            message: first.message.clone(),
+        });
+    }
+    errors.clear();
+    let mut rejects: Vec<RejectState> = resumed.rejects.clone();
+    let mut statements = resumed.statements;
+    let mut triple_logs = resumed.triple_logs.clone();
+    let mut quad_logs = resumed.quad_logs.clone();
+    let log_state = |file: Option<&Path>, file_bytes: u64, tuples: u64| LogState {
+        file: file.and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()),
+        file_bytes,
+        tuples,
+    };
+    for mut o in outputs {
+        statements += o.statements;
+        rejects.append(&mut o.rejects);
+        let t = o.triples.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
+        triple_logs.push(log_state(t.file(), t.file_bytes(), t.len()));
+        let q = o.quads.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
+        quad_logs.push(log_state(q.file(), q.file_bytes(), q.len()));
+    }
+    let rejected = rejects.len() as u64;
+    if opts.on_error == OnError::Skip {
+        write_rejects(rejects_path, files, &mut rejects).map_err(|e| LoadError::from_output_io("writing the rejects file", e))?;
+        if sh.rejected.load(Ordering::Relaxed) > opts.max_rejects {
+            return Err(LoadError::TooManyRejects {
+                rejected: sh.rejected.load(Ordering::Relaxed),
+                max: opts.max_rejects,
+                rejects_file: rejects_path.display().to_string(),
+            });
+        }
+    }
+    let mut prefixes: Vec<(String, String, String)> = Vec::new();
+    {
+        let mut per_file = std::mem::take(&mut *sh.prefixes.lock().expect("prefixes"));
+        per_file.extend(resumed.prefixes.iter().map(|(f, ps)| (*f, ps.clone())));
+        per_file.sort_by_key(|(f, _)| *f);
+        let mut map = BTreeMap::new();
+        for (_, ps) in per_file {
+            for (p, ns) in ps {
+                map.insert(p, ns); // a later file's definition wins, as in Jena's prefix map
+            }
+        }
+        for (p, ns) in map {
+            prefixes.push((String::new(), p, ns));
+        }
+    }
+    let input_md5 = sh.digests.iter().map(|d| d.lock().expect("digest").md5.clone()).collect();
+    let dictionary_bytes = sh.dict.memory_bytes();
+    let dictionary_spilled_terms = sh.dict.spilled_entries();
+    // The whole dictionary goes to sorted runs: durable for the checkpoint, and its memory
+    // is free for the id remap table.
+    let dictionary = sh.dict.checkpoint().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
+    Ok(ParseState {
+        seconds: 0.0,
+        statements,
+        rejects: rejected,
+        prefixes,
+        input_md5,
+        dictionary_bytes,
+        dictionary_spilled_terms,
+        dictionary,
+        triple_logs,
+        quad_logs,
+    })
+}
+
+
+/// Every `every`, asks the workers for their completed work and saves a partial checkpoint
+/// of it, until the parse ends.
+fn checkpoint_periodically(
+    sh: &ParseShared<'_>,
+    every: Duration,
+    parsing: &AtomicBool,
+    save: &(dyn Fn(PartialParse) -> Result<(), LoadError> + Sync),
+) {
+    let mut last = Instant::now();
+    while parsing.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(50).min(every));
+        if last.elapsed() < every || sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
+            continue;
+        }
+        let generation = sh.snapshots.requested.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut slots = sh.snapshots.slots.lock().expect("snapshots");
+        while slots.iter().any(|w| w.generation < generation) {
+            if !parsing.load(Ordering::SeqCst) {
+                return; // the parse ended first: its final checkpoint follows
+            }
+            slots = sh.snapshots.published.wait_timeout(slots, Duration::from_millis(100)).expect("snapshots").0;
+        }
+        let slots = slots.clone();
+        let saved = sh
+            .dict
+            .persist()
+            .map_err(|e| LoadError::from_output_io("spilling the dictionary", e))
+            .and_then(|dictionary| save(sh.partial(&slots, dictionary)));
+        if let Err(e) = saved {
+            return sh.fail(e);
+        }
+        crash_point("parse.partial_saved");
+        last = Instant::now();
+    }
+}

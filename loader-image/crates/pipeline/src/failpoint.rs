@@ -5,24 +5,13 @@
 //! `FAILPOINTS="<name>=3*off->return"` on its fourth visit, `<name>=sleep(500)` slows it.
 //! A real SIGKILL: no destructor, no cleanup, no buffered write runs, exactly as when the
 //! kernel's OOM killer or a node failure ends the load.
-
-/// Names of the crash points, phase by phase (the kill tests visit each one).
-pub const POINTS: &[&str] = &[
-    "parse.chunk",
-    "parse.dict_spill",
-    "parse.tuples_spill",
-    "checkpoint.before_rename",
-    "checkpoint.saved",
-    "nodes.term",
-    "nodes.written",
-    "indexes.sort_push",
-    "indexes.record",
-    "indexes.index_done",
-    "finish.stats",
-    "finish.synced",
-    "finish.swap",
-    "finish.renamed",
-];
+//!
+//! Points, phase by phase (tests/kill_resume.rs visits each): `parse.chunk` (a parse job
+//! done), `parse.dict_spill`, `parse.tuples_spill`, `parse.partial_saved`,
+//! `checkpoint.before_rename`, `checkpoint.saved`, `nodes.term`, `nodes.written`,
+//! `indexes.sort_push`, `indexes.record`, `indexes.index_done`, `finish.stats`,
+//! `finish.synced`, `finish.swap`, `finish.renamed`; delay points `progress.<phase>` and
+//! `progress.parse_job` (progress.rs).
 
 /// Visits a crash point.
 #[inline(always)]

@@ -283,7 +283,6 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
     if files.is_empty() {
         return Err(LoadError::Usage("the input directories hold no files".into()));
     }
-    crate::plan::check(opts, &files, &timer.progress)?;
     let rejects_path = opts.rejects.clone().unwrap_or_else(|| {
         let mut s = opts.loc.clone().into_os_string();
         s.push(".rejects.jsonl");
@@ -296,6 +295,10 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
     let progress = timer.progress.clone();
     let progress = progress.as_ref();
     let resumed = checkpoint_to_resume(opts, &places, &identity, progress);
+    if resumed.is_none() {
+        // (A resumed load was checked when it started; what it has done holds disk now.)
+        crate::plan::check(opts, &files, progress)?;
+    }
 
     // Killed after the rename into place, before the work directory was removed: the
     // database is complete.
@@ -553,6 +556,11 @@ fn build(
     Ok(report)
 }
 
+/// A tuple log as the parse checkpoint names it.
+fn logged_from<const N: usize>(work: &Path, l: &LogState) -> Logged<N> {
+    Logged::from_state(l.file.as_ref().map(|f| work.join(f)), l.file_bytes, l.tuples)
+}
+
 /// Renames the complete database into place (swapping out an old one with --replace).
 fn put_in_place(opts: &LoadOptions, building: &Path) -> Result<(), LoadError> {
     if opts.loc.exists() {
@@ -571,10 +579,6 @@ fn put_in_place(opts: &LoadOptions, building: &Path) -> Result<(), LoadError> {
     crash_point("finish.renamed");
     let _ = fs::remove_dir_all(sibling(&opts.loc, "old")); // also one left by a run killed mid-swap
     Ok(())
-}
-
-fn logged_from<const N: usize>(work: &Path, l: &LogState) -> Logged<N> {
-    Logged::from_state(l.file.as_ref().map(|f| work.join(f)), l.file_bytes, l.tuples)
 }
 
 /// Writes `nodes-data.obj` and the `nodes` tree from the merged dictionary; returns the

@@ -417,7 +417,8 @@ def main():
             # the load step's command line (specs.LoaderArgs), the input directory passed whole
             r = run(['nice', LOADER, 'load', '--loc', db, '--tmpdir', os.path.join(scratch, 'tmp'),
                      '--memory', '2G', '--threads', '2', '--on-error', 'strict',
-                     '--report', os.path.join(data, 'report.json'), '--source-report', fetch_report, inputs])
+                     '--report', os.path.join(data, 'report.json'), '--source-report', fetch_report,
+                     '--metrics-addr', '127.0.0.1:0', inputs])
             state['load_s'] = time.time() - t0
             assert r.returncode == 0, 'load: exit %d\n%s' % (r.returncode, r.stderr[-3000:])
             assert os.path.isdir(os.path.join(db, 'Data-0001')), 'no Data-0001 in %s' % db

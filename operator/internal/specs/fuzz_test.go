@@ -70,8 +70,8 @@ func FuzzWorkflowFromSpec(f *testing.F) {
 				}
 			}
 		}
-		// The load step goes through a shell (for the input glob): every word of its
-		// command must be shell-inert. User strings only reach fetch, as plain arguments.
+		// The load step runs the loader without a shell, with arguments the operator makes:
+		// paths, numbers, enum values, an address. User strings only reach fetch.
 		for _, tp := range wf.Spec.Templates {
 			if tp.Name != StepLoad {
 				continue
@@ -81,14 +81,14 @@ func FuzzWorkflowFromSpec(f *testing.F) {
 			}
 			for _, word := range tp.Container.Args {
 				if !plainArg.MatchString(word) {
-					t.Fatalf("load argument %q is not a plain path, number or enum value", word)
+					t.Fatalf("load argument %q is not a plain path, number, enum value or address", word)
 				}
 			}
 		}
 	})
 }
 
-var plainArg = regexp.MustCompile(`^[A-Za-z0-9/._-]+$`)
+var plainArg = regexp.MustCompile(`^[A-Za-z0-9/._:-]+$`)
 
 func argAfter(args []string, flag string) string {
 	for i := 0; i+1 < len(args); i++ {

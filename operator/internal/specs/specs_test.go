@@ -78,7 +78,7 @@ func TestWorkflowStepsAndArguments(t *testing.T) {
 		"--endpoint", "https://s3.example.org", "--bucket", "dumps", "--prefix", "wd/", "--key", "extra/a.nt.gz",
 		"--include", "*.nt.gz", "--include", "*.ttl", "--manifest", "wd/SHA256SUMS",
 		"--ca-file", "/etc/rdf-bulkload/ca/ca.crt", "--expect-revision", "sha256:abc",
-		"--dest", "/scratch/input", "--report", "/scratch/fetch-report.json",
+		"--dest", "/scratch/input", "--report", "/scratch/fetch-report.json", "--metrics-addr", "0.0.0.0:9184",
 	}
 	if strings.Join(fetch.Container.Args, " ") != strings.Join(wantFetch, " ") {
 		t.Errorf("fetch args:\n got %q\nwant %q", fetch.Container.Args, wantFetch)
@@ -97,12 +97,23 @@ func TestWorkflowStepsAndArguments(t *testing.T) {
 
 	load := wf.Spec.Templates[tmpl["load"]]
 	script := strings.Join(append(load.Container.Command, load.Container.Args...), " ")
-	want := "rdf-bulkload load --loc /data/db --tmpdir /scratch/tmp --memory 12GiB --threads 8 --on-error strict --report /data/report.json --source-report /scratch/fetch-report.json /data/input"
+	want := "rdf-bulkload load --loc /data/db --tmpdir /scratch/tmp --memory 12GiB --threads 8 --on-error strict --report /data/report.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
 	if script != want {
 		t.Errorf("load script:\n got %q\nwant %q", script, want)
 	}
 	if load.Container.Image != "loader:1" || load.Container.Resources.Limits.Memory().String() != "16Gi" {
 		t.Errorf("load container: %+v", load.Container)
+	}
+	// Both long steps serve metrics on a named port, and say so to Prometheus' pod discovery.
+	for _, step := range []string{"fetch", "load"} {
+		tp := wf.Spec.Templates[tmpl[step]]
+		if len(tp.Container.Ports) != 1 || tp.Container.Ports[0].Name != "metrics" || tp.Container.Ports[0].ContainerPort != StepMetricsPort {
+			t.Errorf("%s ports: %+v", step, tp.Container.Ports)
+		}
+		a := tp.Metadata.Annotations
+		if a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != "9184" || a["prometheus.io/path"] != "/metrics" {
+			t.Errorf("%s pod annotations: %+v", step, a)
+		}
 	}
 	mounts := map[string]corev1.VolumeMount{}
 	for _, m := range load.Container.VolumeMounts {
@@ -225,7 +236,7 @@ func TestLoaderArgsSkipPolicy(t *testing.T) {
 	bl.Spec.Loader.Threads = 3
 	bl.Spec.Loader.MemoryBudget = ptr.To(resource.MustParse("1536Mi"))
 	got := strings.Join(LoaderArgs(bl), " ")
-	want := "load --loc /data/db --tmpdir /scratch/tmp --memory 1536MiB --threads 3 --on-error skip --max-rejects 0 --rejects /data/rejects.jsonl --report /data/report.json --source-report /scratch/fetch-report.json /data/input"
+	want := "load --loc /data/db --tmpdir /scratch/tmp --memory 1536MiB --threads 3 --on-error skip --max-rejects 0 --rejects /data/rejects.jsonl --report /data/report.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
 	if got != want {
 		t.Errorf("\n got %s\nwant %s", got, want)
 	}

@@ -164,7 +164,7 @@ func fetchTemplate(bl *rdfv1.BulkLoad, image, expectRevision string) wfv1.Templa
 	if expectRevision != "" {
 		args = append(args, "--expect-revision", expectRevision)
 	}
-	args = append(args, "--dest", FetchDestPath, "--report", FetchReportPath)
+	args = append(args, "--dest", FetchDestPath, "--report", FetchReportPath, "--metrics-addr", stepMetricsAddr)
 
 	c := &corev1.Container{
 		Name:            "main",
@@ -174,10 +174,11 @@ func fetchTemplate(bl *rdfv1.BulkLoad, image, expectRevision string) wfv1.Templa
 		Args:            args,
 		Env:             credentialsEnv(src.CredentialsSecretRef),
 		Resources:       *bl.Spec.Fetch.Resources.DeepCopy(),
+		Ports:           metricsPorts(),
 		VolumeMounts:    mounts,
 		SecurityContext: containerSecurityContext(),
 	}
-	return wfv1.Template{Name: StepFetch, Container: c, RetryStrategy: retryStrategy(bl, StepFetch)}
+	return wfv1.Template{Name: StepFetch, Container: c, Metadata: metricsMetadata(), RetryStrategy: retryStrategy(bl, StepFetch)}
 }
 
 // LoaderArgs is the rdf-bulkload command line of the load step (without the input
@@ -200,7 +201,26 @@ func LoaderArgs(bl *rdfv1.BulkLoad) []string {
 	}
 	// The fetch step's report rides along into the build report; the input directory is
 	// passed whole (the loader loads every file below it, in name order).
-	return append(args, "--report", ReportPath, "--source-report", FetchReportPath, InputPath)
+	return append(args, "--report", ReportPath, "--source-report", FetchReportPath, "--metrics-addr", stepMetricsAddr, InputPath)
+}
+
+// StepMetricsPort is where the fetch and load steps serve Prometheus metrics while they run
+// (rdf_bulkload_fetch_*, rdf_bulkload_load_*: phase, bytes, rate, memory, temp disk).
+const StepMetricsPort = 9184
+
+var stepMetricsAddr = "0.0.0.0:" + strconv.Itoa(StepMetricsPort)
+
+func metricsPorts() []corev1.ContainerPort {
+	return []corev1.ContainerPort{{Name: "metrics", ContainerPort: StepMetricsPort, Protocol: corev1.ProtocolTCP}}
+}
+
+// metricsMetadata marks a step's pod for Prometheus' annotation-based pod discovery.
+func metricsMetadata() wfv1.Metadata {
+	return wfv1.Metadata{Annotations: map[string]string{
+		"prometheus.io/scrape": "true",
+		"prometheus.io/port":   strconv.Itoa(StepMetricsPort),
+		"prometheus.io/path":   "/metrics",
+	}}
 }
 
 func loadTemplate(bl *rdfv1.BulkLoad, image string) wfv1.Template {
@@ -212,6 +232,7 @@ func loadTemplate(bl *rdfv1.BulkLoad, image string) wfv1.Template {
 		Command:         []string{"rdf-bulkload"},
 		Args:            LoaderArgs(bl),
 		Resources:       *bl.Spec.Loader.Resources.DeepCopy(),
+		Ports:           metricsPorts(),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: volumeData, MountPath: DataMountPath},
 			{Name: volumeScratch, MountPath: InputPath, SubPath: inputSubPath, ReadOnly: true},
@@ -223,6 +244,7 @@ func loadTemplate(bl *rdfv1.BulkLoad, image string) wfv1.Template {
 	return wfv1.Template{
 		Name:      StepLoad,
 		Container: c,
+		Metadata:  metricsMetadata(),
 		Outputs: wfv1.Outputs{Parameters: []wfv1.Parameter{{
 			Name:      ReportParameter,
 			ValueFrom: &wfv1.ValueFrom{Path: ReportPath},

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bin, write_dump};
+use common::{bin, data_files, write_dump};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,18 +14,6 @@ use tdb2::TreeParams;
 fn load(loc: &Path, files: &[PathBuf], extra: &[&str]) {
     let out = Command::new(bin()).arg("load").arg("--loc").arg(loc).args(extra).args(files).output().unwrap();
     assert!(out.status.success(), "load failed: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn files_of(db: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<_> = std::fs::read_dir(db.join("Data-0001"))
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -40,9 +28,9 @@ fn budget_and_threads_do_not_change_the_database() {
     assert!(report["dictionary_spilled_terms"].as_u64().unwrap() > 0, "the small budget made the dictionary spill: {report}");
     let again = tmp.path().join("again");
     load(&again, &one, &["--threads", "3"]);
-    let r = files_of(&reference);
-    assert_eq!(r, files_of(&spilled), "spilling changed the database");
-    assert_eq!(r, files_of(&again), "thread count changed the database");
+    let r = data_files(&reference);
+    assert_eq!(r, data_files(&spilled), "spilling changed the database");
+    assert_eq!(r, data_files(&again), "thread count changed the database");
 
     // Every tree reads back in order with Jena's invariants; the indexes agree.
     let gen = reference.join("Data-0001");

@@ -10,9 +10,9 @@ mod common;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
-use common::{bin, write_dump};
+use common::{bin, data_files, write_dump};
 
 /// Inputs with every path through the parser: two N-Quads files (line chunks, named and
 /// default graphs) and a Turtle file (whole-file parse, prefixes, blank nodes).
@@ -41,16 +41,28 @@ fn run(db: &Path, files: &[PathBuf], failpoints: Option<&str>, extra: &[&str]) -
     c.output().unwrap()
 }
 
-fn data_files(db: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<_> = std::fs::read_dir(db.join("Data-0001"))
+/// Starts a load in the background with `FAILPOINTS` set (pauses, not crashes), its stderr
+/// piped.
+fn spawn(db: &Path, files: &[PathBuf], failpoints: &str) -> Child {
+    Command::new(bin())
+        .arg("load")
+        .arg("--loc")
+        .arg(db)
+        .args(ARGS)
+        .args(files)
+        .env("FAILPOINTS", failpoints)
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
-        })
-        .collect();
-    v.sort();
-    v
+}
+
+/// Waits until the file exists (the load has reached that point).
+fn wait_for(path: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while !path.exists() {
+        assert!(std::time::Instant::now() < deadline, "{} did not appear in 300 s", path.display());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn report(db: &Path) -> serde_json::Value {
@@ -224,22 +236,8 @@ fn external_sigkill_and_sigterm_leave_resumable_state() {
         let db = f.dir.join(format!("db-{case}"));
         // Holds the load for a while right after the parse checkpoint is durable (a pause,
         // not a crash); the signal comes once the checkpoint file exists.
-        let mut child = Command::new(bin())
-            .arg("load")
-            .arg("--loc")
-            .arg(&db)
-            .args(ARGS)
-            .args(&f.files)
-            .env("FAILPOINTS", "checkpoint.saved=1*sleep(5000)")
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let checkpoint = f.dir.join(format!(".db-{case}.spill")).join("checkpoint.json");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
-        while !checkpoint.exists() {
-            assert!(std::time::Instant::now() < deadline, "no checkpoint after 300 s");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let mut child = spawn(&db, &f.files, "checkpoint.saved=1*sleep(5000)");
+        wait_for(&f.dir.join(format!(".db-{case}.spill")).join("checkpoint.json"));
         assert!(Command::new("kill").arg(signal).arg(child.id().to_string()).status().unwrap().success());
         let rest: Vec<String> = BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok).collect();
         let status = child.wait().unwrap();
@@ -294,22 +292,8 @@ fn changed_input_starts_over() {
 fn concurrent_load_of_the_same_database_is_refused() {
     let f = fixture();
     let db = f.dir.join("db");
-    let mut first = Command::new(bin())
-        .arg("load")
-        .arg("--loc")
-        .arg(&db)
-        .args(ARGS)
-        .args(&f.files)
-        .env("FAILPOINTS", "checkpoint.saved=1*sleep(4000)")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let checkpoint = f.dir.join(".db.spill").join("checkpoint.json");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
-    while !checkpoint.exists() {
-        assert!(std::time::Instant::now() < deadline, "no checkpoint after 300 s");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut first = spawn(&db, &f.files, "checkpoint.saved=1*sleep(4000)");
+    wait_for(&f.dir.join(".db.spill").join("checkpoint.json"));
     let second = run(&db, &f.files, None, &[]);
     let err = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(75), "{err}");
@@ -378,16 +362,7 @@ fn killed_mid_parse_resumes_from_a_partial_checkpoint() {
 fn sigterm_while_parsing_saves_a_partial_checkpoint() {
     let f = fixture();
     let db = f.dir.join("db");
-    let mut child = Command::new(bin())
-        .arg("load")
-        .arg("--loc")
-        .arg(&db)
-        .args(ARGS)
-        .args(&f.files)
-        .env("FAILPOINTS", "parse.chunk=sleep(300)")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&db, &f.files, "parse.chunk=sleep(300)");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     // The first progress line of the parse phase: workers are at it.
     for line in lines.by_ref() {

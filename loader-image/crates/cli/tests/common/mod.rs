@@ -35,3 +35,16 @@ pub fn write_dump(dir: &Path, parts: usize, lines: usize) -> Vec<PathBuf> {
     files
 }
 
+
+/// The files of a database's `Data-0001`, by name, with their bytes.
+pub fn data_files(db: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(db.join("Data-0001"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}

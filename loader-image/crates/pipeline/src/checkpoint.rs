@@ -16,6 +16,7 @@ use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 
 use crate::failpoint::crash_point;
+use crate::tuples::Logged;
 
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
 const SAMPLE: u64 = 1 << 20;
@@ -114,6 +115,21 @@ pub struct LogState {
     pub file: Option<String>,
     pub file_bytes: u64,
     pub tuples: u64,
+}
+
+impl LogState {
+    pub fn of<const N: usize>(l: &Logged<N>) -> LogState {
+        LogState {
+            file: l.file().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()),
+            file_bytes: l.file_bytes(),
+            tuples: l.len(),
+        }
+    }
+
+    /// The log this names, in the work directory.
+    pub fn logged<const N: usize>(&self, work: &Path) -> Logged<N> {
+        Logged::from_state(self.file.as_ref().map(|f| work.join(f)), self.file_bytes, self.tuples)
+    }
 }
 
 /// One dictionary shard, all spilled: its sorted runs and how many ids it handed out.

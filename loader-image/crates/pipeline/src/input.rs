@@ -29,12 +29,7 @@ impl<R: Read> Read for DigestReader<R> {
         if n == 0 && !self.done && !buf.is_empty() {
             self.done = true;
             let digest = self.md5.clone().finalize();
-            let mut hex = String::with_capacity(32);
-            for b in digest {
-                use std::fmt::Write;
-                let _ = write!(hex, "{b:02x}");
-            }
-            *self.out.lock().expect("digest") = RawDigest { md5: Some(hex) };
+            *self.out.lock().expect("digest") = RawDigest { md5: Some(crate::checkpoint::hex(&digest)) };
         }
         self.md5.update(&buf[..n]);
         self.progress.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);

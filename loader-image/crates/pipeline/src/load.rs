@@ -16,7 +16,7 @@ use tdb2::term::{decode_term, DecodedTerm};
 use tdb2::{PackedTreeWriter, TreeParams, GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
 
 use crate::checkpoint::{
-    sync_files, BuildIdentity, Checkpoint, IdStatsState, IndexState, InputIdentity, LogState, NodesState, PartialParse, CHECKPOINT_FILE,
+    sync_dir, sync_files, BuildIdentity, Checkpoint, IdStatsState, IndexState, InputIdentity, NodesState, PartialParse, CHECKPOINT_FILE,
 };
 use crate::dict::{Dictionary, Remap, TermMerge};
 use crate::failpoint::crash_point;
@@ -33,6 +33,16 @@ pub enum OnError {
     Strict,
     /// Write it to the rejects file and go on, up to `max_rejects`.
     Skip,
+}
+
+impl OnError {
+    /// The name the command line, the report and the checkpoint use.
+    pub fn name(self) -> &'static str {
+        match self {
+            OnError::Strict => "strict",
+            OnError::Skip => "skip",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -175,10 +185,7 @@ fn identity(opts: &LoadOptions, files: &[InputFile], rejects_path: &Path) -> Res
     Ok(BuildIdentity {
         loader_version: env!("CARGO_PKG_VERSION").into(),
         loc: opts.loc.display().to_string(),
-        on_error: match opts.on_error {
-            OnError::Strict => "strict".into(),
-            OnError::Skip => "skip".into(),
-        },
+        on_error: opts.on_error.name().into(),
         max_rejects: opts.max_rejects,
         rejects_file: rejects_path.display().to_string(),
         base: opts.base.clone(),
@@ -484,8 +491,8 @@ fn build(
     opts.check_interrupt()?;
 
     // ---- Phase 3: indexes (each one checkpointed when done)
-    let triple_logs: Vec<Logged<3>> = parse.triple_logs.iter().map(|l| logged_from(&work, l)).collect();
-    let quad_logs: Vec<Logged<4>> = parse.quad_logs.iter().map(|l| logged_from(&work, l)).collect();
+    let triple_logs: Vec<Logged<3>> = parse.triple_logs.iter().map(|l| l.logged(&work)).collect();
+    let quad_logs: Vec<Logged<4>> = parse.quad_logs.iter().map(|l| l.logged(&work)).collect();
     let todo = TRIPLE_INDEXES.len() + QUAD_INDEXES.len() - cp.indexes.len();
     let index_started = Instant::now();
     let earlier_seconds = cp.indexes_seconds;
@@ -556,11 +563,6 @@ fn build(
     Ok(report)
 }
 
-/// A tuple log as the parse checkpoint names it.
-fn logged_from<const N: usize>(work: &Path, l: &LogState) -> Logged<N> {
-    Logged::from_state(l.file.as_ref().map(|f| work.join(f)), l.file_bytes, l.tuples)
-}
-
 /// Renames the complete database into place (swapping out an old one with --replace).
 fn put_in_place(opts: &LoadOptions, building: &Path) -> Result<(), LoadError> {
     if opts.loc.exists() {
@@ -574,7 +576,7 @@ fn put_in_place(opts: &LoadOptions, building: &Path) -> Result<(), LoadError> {
         fs::rename(building, &opts.loc).map_err(|e| LoadError::from_output_io("renaming into place", e))?;
     }
     if let Some(parent) = opts.loc.parent().filter(|p| !p.as_os_str().is_empty()) {
-        let _ = File::open(parent).and_then(|d| d.sync_all());
+        let _ = sync_dir(parent);
     }
     crash_point("finish.renamed");
     let _ = fs::remove_dir_all(sibling(&opts.loc, "old")); // also one left by a run killed mid-swap
@@ -884,7 +886,7 @@ fn sync_tree(p: &Path) -> io::Result<()> {
             File::open(e.path())?.sync_all()?;
         }
     }
-    File::open(p)?.sync_all()
+    sync_dir(p)
 }
 
 /// Peak resident set size of this process (VmHWM), in bytes.

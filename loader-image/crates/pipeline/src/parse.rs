@@ -105,11 +105,6 @@ impl ParseShared<'_> {
             return;
         }
         drop(slots);
-        let log_state = |(file, bytes, tuples): (Option<std::path::PathBuf>, u64, u64)| LogState {
-            file: file.and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())),
-            file_bytes: bytes,
-            tuples,
-        };
         let synced = out.triples.sync().and_then(|t| Ok((t, out.quads.sync()?)));
         let (t, q) = match synced {
             Ok(tq) => tq,
@@ -118,8 +113,8 @@ impl ParseShared<'_> {
         slots = self.snapshots.slots.lock().expect("snapshots");
         slots[id] = WorkerSnapshot {
             generation: if last { u64::MAX } else { asked },
-            triples: Some(log_state(t)),
-            quads: Some(log_state(q)),
+            triples: Some(LogState::of(&t)),
+            quads: Some(LogState::of(&q)),
             statements: out.statements_done,
             chunks: out.chunks_done.clone(),
             files: out.files_done.clone(),
@@ -353,9 +348,10 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
         out.rejects.append(&mut local_rejects);
         if completed {
             out.statements_done += out.statements - statements_before;
-            match job_kind_is_lines(sh, file) {
-                true => out.chunks_done.push((file, seq)),
-                false => out.files_done.push(file),
+            if sh.files[file].syntax.is_line_based() {
+                out.chunks_done.push((file, seq));
+            } else {
+                out.files_done.push(file);
             }
         }
         sh.progress.parse_job_done(out.statements - statements_before, sh.rejected.load(Ordering::Relaxed), sh.dict.memory_bytes());
@@ -365,9 +361,6 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
     out
 }
 
-fn job_kind_is_lines(sh: &ParseShared<'_>, file: usize) -> bool {
-    sh.files[file].syntax.is_line_based()
-}
 
 /// Reads line-based files and cuts them into chunks (this thread does the decompression);
 /// Turtle/TriG files are handed to a worker whole. Several producers share the files.
@@ -543,18 +536,13 @@ pub(crate) fn parse_phase(
     let mut statements = resumed.statements;
     let mut triple_logs = resumed.triple_logs.clone();
     let mut quad_logs = resumed.quad_logs.clone();
-    let log_state = |file: Option<&Path>, file_bytes: u64, tuples: u64| LogState {
-        file: file.and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()),
-        file_bytes,
-        tuples,
-    };
     for mut o in outputs {
         statements += o.statements;
         rejects.append(&mut o.rejects);
         let t = o.triples.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
-        triple_logs.push(log_state(t.file(), t.file_bytes(), t.len()));
+        triple_logs.push(LogState::of(&t));
         let q = o.quads.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
-        quad_logs.push(log_state(q.file(), q.file_bytes(), q.len()));
+        quad_logs.push(LogState::of(&q));
     }
     let rejected = rejects.len() as u64;
     if opts.on_error == OnError::Skip {

@@ -86,11 +86,7 @@ impl Report {
             rejects: 0,
             rejects_file: None,
             prefixes: 0,
-            on_error: match opts.on_error {
-                crate::load::OnError::Strict => "strict",
-                crate::load::OnError::Skip => "skip",
-            }
-            .into(),
+            on_error: opts.on_error.name().into(),
             threads: opts.threads,
             memory_budget_bytes: opts.memory,
             dictionary_bytes: 0,

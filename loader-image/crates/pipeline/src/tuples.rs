@@ -53,8 +53,8 @@ impl<const N: usize> TupleLog<N> {
     }
 
     /// Makes everything logged so far durable (the log goes on afterwards), for a checkpoint
-    /// in the middle of the parse phase: its file, bytes and tuples up to here.
-    pub fn sync(&mut self) -> io::Result<(Option<PathBuf>, u64, u64)> {
+    /// in the middle of the parse phase: the log up to here.
+    pub fn sync(&mut self) -> io::Result<Logged<N>> {
         if !self.buf.is_empty() {
             self.flush_buf()?;
         }
@@ -63,9 +63,9 @@ impl<const N: usize> TupleLog<N> {
                 let inner = w.get_mut();
                 inner.flush()?;
                 inner.get_ref().sync_data()?;
-                Ok((Some(p.clone()), w.bytes(), self.spilled))
+                Ok(Logged { file: Some(p.clone()), file_bytes: w.bytes(), tuples: self.spilled })
             }
-            None => Ok((None, 0, 0)),
+            None => Ok(Logged { file: None, file_bytes: 0, tuples: 0 }),
         }
     }
 
@@ -73,19 +73,7 @@ impl<const N: usize> TupleLog<N> {
     /// parse checkpoint names it, and the index phase (of this run or of one that resumes
     /// it) reads it back.
     pub fn finish(mut self) -> io::Result<Logged<N>> {
-        if !self.buf.is_empty() {
-            self.flush_buf()?;
-        }
-        self.buf = Vec::new();
-        match self.file.take() {
-            Some((p, w)) => {
-                let bytes = w.bytes();
-                let f = w.into_inner().into_inner().map_err(|e| e.into_error())?;
-                f.sync_data()?;
-                Ok(Logged { file: Some(p), file_bytes: bytes, tuples: self.spilled })
-            }
-            None => Ok(Logged { file: None, file_bytes: 0, tuples: 0 }),
-        }
+        self.sync()
     }
 }
 

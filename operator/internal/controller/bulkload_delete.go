@@ -22,12 +22,9 @@ func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.Bulk
 	if !controllerutil.ContainsFinalizer(bl, Finalizer) {
 		return nil
 	}
-	sel := client.MatchingLabels(specs.SelectorLabels(bl))
-	ns := client.InNamespace(bl.Namespace)
-
 	wfs := &wfv1.WorkflowList{}
-	if err := r.List(ctx, wfs, ns, sel); err != nil {
-		return fmt.Errorf("cannot list workflows: %w", err)
+	if err := r.listOwned(ctx, bl, wfs, "workflows"); err != nil {
+		return err
 	}
 	for i := range wfs.Items {
 		if err := r.deleteChild(ctx, &wfs.Items[i]); err != nil {
@@ -44,8 +41,8 @@ func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.Bulk
 		}
 	}
 	pvcs := &corev1.PersistentVolumeClaimList{}
-	if err := r.List(ctx, pvcs, ns, sel); err != nil {
-		return fmt.Errorf("cannot list volumes: %w", err)
+	if err := r.listOwned(ctx, bl, pvcs, "volumes"); err != nil {
+		return err
 	}
 	for i := range pvcs.Items {
 		pvc := &pvcs.Items[i]
@@ -65,8 +62,8 @@ func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.Bulk
 
 	if deleteRetained {
 		vss := &snapv1.VolumeSnapshotList{}
-		if err := r.List(ctx, vss, ns, sel); err != nil {
-			return fmt.Errorf("cannot list snapshots: %w", err)
+		if err := r.listOwned(ctx, bl, vss, "snapshots"); err != nil {
+			return err
 		}
 		for i := range vss.Items {
 			vs := &vss.Items[i]

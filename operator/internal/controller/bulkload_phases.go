@@ -403,12 +403,9 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 	if st.SourceRevision != "" {
 		building = specs.ShortRevision(st.SourceRevision)
 	}
-	sel := client.MatchingLabels(specs.SelectorLabels(bl))
-	ns := client.InNamespace(bl.Namespace)
-
 	wfs := &wfv1.WorkflowList{}
-	if err := r.List(ctx, wfs, ns, sel); err != nil {
-		return fmt.Errorf("cannot list workflows: %w", err)
+	if err := r.listOwned(ctx, bl, wfs, "workflows"); err != nil {
+		return err
 	}
 	for i := range wfs.Items {
 		wf := &wfs.Items[i]
@@ -421,8 +418,8 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 	}
 
 	vss := &snapv1.VolumeSnapshotList{}
-	if err := r.List(ctx, vss, ns, sel); err != nil {
-		return fmt.Errorf("cannot list snapshots: %w", err)
+	if err := r.listOwned(ctx, bl, vss, "snapshots"); err != nil {
+		return err
 	}
 	for i := range vss.Items {
 		vs := &vss.Items[i]
@@ -436,8 +433,8 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 	}
 
 	pvcs := &corev1.PersistentVolumeClaimList{}
-	if err := r.List(ctx, pvcs, ns, sel); err != nil {
-		return fmt.Errorf("cannot list volumes: %w", err)
+	if err := r.listOwned(ctx, bl, pvcs, "volumes"); err != nil {
+		return err
 	}
 	for i := range pvcs.Items {
 		pvc := &pvcs.Items[i]
@@ -455,6 +452,14 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 			continue
 		}
 		s.pruneLater(pvc)
+	}
+	return nil
+}
+
+// listOwned lists the BulkLoad's children of one kind (by its selector labels).
+func (r *BulkLoadReconciler) listOwned(ctx context.Context, bl *rdfv1.BulkLoad, list client.ObjectList, what string) error {
+	if err := r.List(ctx, list, client.InNamespace(bl.Namespace), client.MatchingLabels(specs.SelectorLabels(bl))); err != nil {
+		return fmt.Errorf("cannot list %s: %w", what, err)
 	}
 	return nil
 }

@@ -71,9 +71,9 @@ func SelectorLabels(bl *rdfv1.BulkLoad) map[string]string {
 
 func childLabels(bl *rdfv1.BulkLoad, revision, role string) map[string]string {
 	return map[string]string{
-		LabelBulkLoad: bl.Name,
-		LabelRevision: ShortRevision(revision),
-		LabelRole:     role,
+		LabelBulkLoad:                  bl.Name,
+		LabelRevision:                  ShortRevision(revision),
+		LabelRole:                      role,
 		"app.kubernetes.io/managed-by": "rdf-bulkload-operator",
 	}
 }

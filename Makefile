@@ -23,7 +23,7 @@ demo: loader tools-jena ## Build the loader, load examples/ into out/demo-db and
 	bash hack/demo.sh
 
 .PHONY: test
-test: test-loader test-fuzz test-source test-operator test-bench test-chart test-e2e-cluster-build test-e2e-local test-images ## Run every test suite (what CI runs).
+test: test-loader test-fuzz test-source test-operator test-bench test-chart test-e2e-local test-images test-csi-driver e2e-cluster-local ## Run every test suite (what CI runs).
 
 ##@ Loader (Rust, loader-image/)
 
@@ -128,7 +128,7 @@ fetch: ## Build the fetch step's binary into bin/rdf-bulkload-fetch.
 .PHONY: test-source
 test-source: ## Fetch step + source watcher tests: a real MinIO on loopback; the watch trigger also with envtest.
 	@eval "$$(bash hack/install-minio.sh)" && \
-	assets=$$(K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) bash hack/install-envtest.sh) && crds=$$(bash hack/fetch-test-crds.sh) && \
+	assets=$$(K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) bash hack/install-kube.sh) && crds=$$(bash hack/fetch-test-crds.sh) && \
 	cd operator && export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false KUBEBUILDER_ASSETS=$$assets OPERATOR_TEST_CRDS=$$crds && \
 	go vet $(SOURCE_PKGS) && nice go test -count=1 $(SOURCE_PKGS)
 
@@ -169,7 +169,7 @@ operator: ## Build the operator manager binary into bin/manager.
 
 .PHONY: test-operator
 test-operator: verify ## Operator tests: unit + fuzz + envtest (real kube-apiserver/etcd, Argo + VolumeSnapshot CRDs).
-	@assets=$$(K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) bash hack/install-envtest.sh) && crds=$$(bash hack/fetch-test-crds.sh) && \
+	@assets=$$(K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) bash hack/install-kube.sh) && crds=$$(bash hack/fetch-test-crds.sh) && \
 	cd $(OPERATOR_DIR) && export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false KUBEBUILDER_ASSETS=$$assets OPERATOR_TEST_CRDS=$$crds KUSTOMIZE=$(KUSTOMIZE) && \
 	go vet $(OPERATOR_PKGS) && \
 	nice go test -count=1 $(OPERATOR_PKGS) && \
@@ -237,10 +237,34 @@ images: ## Build both images with docker/podman when an engine runs, else as OCI
 	  $$engine build -t $(LOADER_IMAGE) -f loader-image/Dockerfile loader-image; \
 	else echo "no container engine: assembling OCI archives instead" >&2; $(MAKE) images-oci; fi
 
+# The cluster suite's dumps: BSBM 1M from ../shared/datasets when it is there (as e2e-local),
+# else the suite's default, the examples/ catalogue.
+SHARED_DATASETS ?= $(abspath ../shared/datasets)
+E2E_DATA_NT ?= $(wildcard $(SHARED_DATASETS)/bsbm-1m.nt.gz)
+E2E_DATA_NQ ?= $(wildcard $(SHARED_DATASETS)/bsbm-1m-ng.nq.gz)
+export E2E_DATA_NT E2E_DATA_NQ
+
 .PHONY: test-e2e-cluster-build
 test-e2e-cluster-build: ## Build and vet the cluster suite (build tag e2e) without running it.
 	$(E2E_GO) go vet -tags e2e ./... && go test -tags e2e -count=1 -run '^$$' ./...
 
 .PHONY: e2e-cluster
-e2e-cluster: tools-helm ## Cluster suite: needs KUBECONFIG and the images in the cluster (see e2e/cluster/README.md).
+e2e-cluster: tools-helm tools-jena test-e2e-cluster-build ## Cluster suite against KUBECONFIG (images in the cluster; see e2e/cluster/README.md).
+	@eval "$$(bash hack/install-jena.sh)" && export JENA_HOME RDF_BULKLOAD_FUSEKI_JAR && \
 	$(E2E_GO) HELM=$(HELM) go test -tags e2e -count=1 -timeout 60m -v ./cluster/...
+
+.PHONY: local-cluster-up
+local-cluster-up: images-oci ## A real single-node cluster on this machine with the images imported (root; see hack/local-cluster.sh).
+	bash hack/local-cluster.sh up
+
+.PHONY: local-cluster-down
+local-cluster-down: ## Stop the local cluster and remove everything it created.
+	bash hack/local-cluster.sh down
+
+.PHONY: e2e-cluster-local
+e2e-cluster-local: images-oci tools-helm tools-jena ## local-cluster-up, the cluster suite against it, local-cluster-down (also on failure).
+	bash hack/e2e-cluster-local.sh
+
+.PHONY: test-csi-driver
+test-csi-driver: ## The local cluster's test-only CSI driver: the CSI sanity suite (csi-test) against it.
+	cd e2e/csi-hostpath && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false go vet ./... && nice go test -count=1 ./...

@@ -44,20 +44,26 @@ CACHE = os.environ.get('RDF_BULKLOAD_CACHE', os.path.expanduser('~/.cache/rdf-bu
 JENA_VERSION = '5.6.0'
 
 
-def env_path(name, default):
+# `e2e_local.py compare-endpoint URL FILE...` (the cluster suite's SPARQL check) needs Jena only.
+COMPARE_ONLY = sys.argv[1:2] == ['compare-endpoint']
+
+
+def env_path(name, default, needed=True):
     p = os.environ.get(name) or default
     if not p or not os.path.exists(p):
+        if not needed:
+            return None
         sys.exit('e2e-local: %s not found (%s); run it through `make e2e-local`' % (name, p))
     return os.path.abspath(p)
 
 
-MINIO = env_path('RDF_BULKLOAD_MINIO', None)
-MC = os.path.join(os.path.dirname(MINIO), 'mc')
+MINIO = env_path('RDF_BULKLOAD_MINIO', None, not COMPARE_ONLY)
+MC = MINIO and os.path.join(os.path.dirname(MINIO), 'mc')
 JENA_HOME = env_path('JENA_HOME', os.path.join(CACHE, 'jena-5.6.0', 'apache-jena-5.6.0'))
 FUSEKI_JAR = env_path('RDF_BULKLOAD_FUSEKI_JAR', os.path.join(CACHE, 'jena-5.6.0', 'jena-fuseki-server-5.6.0.jar'))
-LOADER = env_path('RDF_BULKLOAD_LOADER', os.path.join(ROOT, 'loader-image/target/release/rdf-bulkload'))
-FETCH = env_path('RDF_BULKLOAD_FETCH', os.path.join(ROOT, 'bin/rdf-bulkload-fetch'))
-VALIDATE = env_path('RDF_BULKLOAD_VALIDATE', os.path.join(ROOT, 'loader-image/validate/rdf-bulkload-validate'))
+LOADER = env_path('RDF_BULKLOAD_LOADER', os.path.join(ROOT, 'loader-image/target/release/rdf-bulkload'), not COMPARE_ONLY)
+FETCH = env_path('RDF_BULKLOAD_FETCH', os.path.join(ROOT, 'bin/rdf-bulkload-fetch'), not COMPARE_ONLY)
+VALIDATE = env_path('RDF_BULKLOAD_VALIDATE', os.path.join(ROOT, 'loader-image/validate/rdf-bulkload-validate'), not COMPARE_ONLY)
 
 
 def datasets():
@@ -188,19 +194,24 @@ class Fuseki:
         raise AssertionError('Fuseki did not start on %s:\n%s' % (self.db, self.log.read()[-3000:]))
 
     def query(self, q):
-        req = urllib.request.Request(
-            'http://127.0.0.1:%d/ds/sparql' % self.port, data=urllib.parse.urlencode({'query': q}).encode(),
-            headers={'Accept': 'application/sparql-results+json',
-                     'Content-Type': 'application/x-www-form-urlencoded'})
-        try:
-            with urllib.request.urlopen(req, timeout=600) as r:
-                assert r.status == 200, 'Fuseki answered HTTP %d' % r.status
-                return json.loads(r.read().decode('utf-8'))
-        except urllib.error.HTTPError as e:
-            raise AssertionError('Fuseki HTTP %d for %s: %s' % (e.code, q, e.read()[:2000])) from None
+        return sparql_query('http://127.0.0.1:%d/ds/sparql' % self.port, q)
 
     def stop(self):
         stop_group(self.proc)
+
+
+def sparql_query(url, q):
+    """One SPARQL query over HTTP (POST form), the JSON result."""
+    req = urllib.request.Request(
+        url, data=urllib.parse.urlencode({'query': q}).encode(),
+        headers={'Accept': 'application/sparql-results+json',
+                 'Content-Type': 'application/x-www-form-urlencoded'})
+    try:
+        with urllib.request.urlopen(req, timeout=600) as r:
+            assert r.status == 200, 'Fuseki answered HTTP %d' % r.status
+            return json.loads(r.read().decode('utf-8'))
+    except urllib.error.HTTPError as e:
+        raise AssertionError('Fuseki HTTP %d for %s: %s' % (e.code, q, e.read()[:2000])) from None
 
 
 # ---------------------------------------------------------------------- SPARQL probes
@@ -303,6 +314,35 @@ def reference(files, work):
         json.dump(answers, f)
     os.rename(tmpf, answers_file)
     return answers, 'built now'
+
+
+def compare_answers(query, ref):
+    """Ask every probe through `query` and fail with the differences from Jena's answers `ref`."""
+    diffs = []
+    for name, q in QUERIES.items():
+        got = query(PREFIXES + q)
+        if canonical(got, q) != canonical(ref[name], q):
+            diffs.append('%s: got %s\n  Jena %s' % (name, json.dumps(canonical(got, q))[:600],
+                                                    json.dumps(canonical(ref[name], q))[:600]))
+    assert not diffs, '%d of %d queries differ from Jena\'s load:\n' % (len(diffs), len(QUERIES)) + \
+        '\n'.join(diffs)
+
+
+def compare_endpoint(url, files):
+    """The cluster suite's check: a SPARQL endpoint serving a load of `files` answers every probe
+    as Fuseki does over Jena's own load of them. Prints the reference counts as JSON."""
+    work = tempfile.mkdtemp(prefix='rdf-bulkload-e2e-ref-')
+    try:
+        ref, how = reference(files, work)
+        compare_answers(lambda q: sparql_query(url, q), ref)
+    except AssertionError as e:
+        print('e2e-local compare-endpoint: %s' % e, file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps({'queries': len(QUERIES), 'reference': how,
+                      'triples': scalar(ref['triples']), 'quads': scalar(ref['quads'])}))
+    return 0
 
 
 # ----------------------------------------------------------------------------- suite
@@ -469,14 +509,7 @@ def main():
             nonlocal fuseki
             assert loaded, 'no database (load failed)'
             fuseki = Fuseki(db, work, 'ours').start()
-            diffs = []
-            for name, q in QUERIES.items():
-                got = fuseki.query(PREFIXES + q)
-                if canonical(got, q) != canonical(ref[name], q):
-                    diffs.append('%s: got %s\n  Jena %s' % (name, json.dumps(canonical(got, q))[:600],
-                                                            json.dumps(canonical(ref[name], q))[:600]))
-            assert not diffs, '%d of %d queries differ from Jena\'s load:\n' % (len(diffs), len(QUERIES)) + \
-                '\n'.join(diffs)
+            compare_answers(fuseki.query, ref)
             assert ref_triples > 0 and ref_quads > 0, 'the reference is empty'
         suite.check('Fuseki serves it: %d SPARQL queries over HTTP equal Jena\'s own load' % len(QUERIES), sparql)
         if fuseki:
@@ -587,4 +620,8 @@ def main():
 
 
 if __name__ == '__main__':
+    if COMPARE_ONLY:
+        if len(sys.argv) < 4:
+            sys.exit('usage: e2e_local.py compare-endpoint SPARQL_URL FILE...')
+        sys.exit(compare_endpoint(sys.argv[2], sys.argv[3:]))
     sys.exit(main())

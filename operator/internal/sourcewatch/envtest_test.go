@@ -20,7 +20,7 @@ import (
 )
 
 // A real kube-apiserver + etcd (envtest) for the package, with the BulkLoad, Argo Workflow
-// and VolumeSnapshot CRDs; the assets come from hack/install-envtest.sh and
+// and VolumeSnapshot CRDs; the assets come from hack/install-kube.sh and
 // hack/fetch-test-crds.sh (make test-source installs both).
 var (
 	restConfig *rest.Config

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `make e2e-cluster-local`: bring up the local cluster (hack/local-cluster.sh), run the cluster
+# suite (e2e/cluster) against it, and take the cluster down again, also when the suite fails
+# (the suite prints the operator log, events, workflows and pod logs of a failed run itself).
+# E2E_KEEP_CLUSTER=1 leaves the cluster up for a look (then: hack/local-cluster.sh down).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${LOCAL_CLUSTER_OUT:-$ROOT/out/local-cluster}
+teardown() {
+  local rc=$?
+  if [ "${E2E_KEEP_CLUSTER:-}" = 1 ]; then
+    echo "e2e-cluster-local: E2E_KEEP_CLUSTER=1: the cluster stays up (KUBECONFIG=$OUT/kubeconfig)" >&2
+  else
+    bash "$ROOT/hack/local-cluster.sh" down || rc=1
+  fi
+  exit "$rc"
+}
+trap teardown EXIT
+start=$(date +%s)
+bash "$ROOT/hack/local-cluster.sh" up
+echo "e2e-cluster-local: cluster up in $(($(date +%s) - start)) s" >&2
+KUBECONFIG=$OUT/kubeconfig E2E_IMAGE_PULL_POLICY=Never E2E_MINIO_IMAGE=${E2E_MINIO_IMAGE:-quay.io/minio/minio:RELEASE.local} \
+  E2E_STORAGE_CLASS=${E2E_STORAGE_CLASS:-local-hostpath} E2E_SNAPSHOT_CLASS=${E2E_SNAPSHOT_CLASS:-local-hostpath-snapshots} \
+  make -C "$ROOT" --no-print-directory e2e-cluster

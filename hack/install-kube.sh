@@ -62,7 +62,9 @@ else
   echo "$stamp" > "$DEST/.kube-stamp"
 fi
 
-if "$DEST/etcd" --version 2>/dev/null | grep -q "etcd Version: ${ETCD_VERSION#v}$"; then
+# (the version is read whole first: `grep -q` closing the pipe early fails it under pipefail)
+etcd_version=$("$DEST/etcd" --version 2>/dev/null || true)
+if grep -q "etcd Version: ${ETCD_VERSION#v}$" <<<"$etcd_version"; then
   log "etcd $ETCD_VERSION present"
 else
   m="$WORK/etcd-$ETCD_VERSION"; mkdir -p "$m"; cd "$m"

@@ -289,7 +289,7 @@ EOF
 # --- Argo Workflows, as a user installs it -------------------------------------------------------
 argo_up() {
   $KUBECTL create namespace argo --dry-run=client -o yaml | $KUBECTL apply -f - >/dev/null
-  $KUBECTL -n argo apply --server-side -f "$RDF_BULKLOAD_ARGO_MANIFESTS/install.yaml" >/dev/null
+  $KUBECTL -n argo apply --server-side -f "$RDF_BULKLOAD_ARGO_MANIFESTS/install-controller.yaml" >/dev/null
   wait_for "Argo workflow-controller" 300 $KUBECTL -n argo rollout status deployment/workflow-controller --timeout 1s
 }
 

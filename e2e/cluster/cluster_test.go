@@ -222,6 +222,7 @@ func (s *suite) dumpDiagnostics() {
 	var b strings.Builder
 	if s.name != "" {
 		if u, err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).Get(ctx, s.name, metav1.GetOptions{}); err == nil {
+			u.SetManagedFields(nil)
 			y, _ := yaml.Marshal(u.Object)
 			fmt.Fprintf(&b, "=== BulkLoad %s\n%s\n", s.name, y)
 		}

@@ -115,6 +115,12 @@ def test_manager_deployment():
     env = {e['name']: e['value'] for e in c['env']}
     assert env['RDF_BULKLOAD_FETCH_IMAGE'] == c['image']
     assert env['RDF_BULKLOAD_LOADER_IMAGE'] == 'ghcr.io/rdf-bulkload/rdf-bulkload-loader:0.1.0'
+    assert 'RDF_BULKLOAD_STEP_IMAGE_PULL_POLICY' not in env   # Kubernetes' default unless set
+    # the env variables the manager reads
+    for name in env:
+        assert name in main_go, 'the manager does not read %s' % name
+    c = find(objects(render(None, 'loaderImage.pullPolicy=Never')), 'Deployment')[0]['spec']['template']['spec']['containers'][0]
+    assert {'name': 'RDF_BULKLOAD_STEP_IMAGE_PULL_POLICY', 'value': 'Never'} in c['env'], c['env']
     # restricted Pod Security Standard
     assert pod['securityContext']['runAsNonRoot'] is True and pod['securityContext']['runAsUser'] != 0
     assert pod['securityContext']['seccompProfile']['type'] == 'RuntimeDefault'
@@ -122,10 +128,12 @@ def test_manager_deployment():
     assert sc['readOnlyRootFilesystem'] is True and sc['allowPrivilegeEscalation'] is False
     assert sc['capabilities']['drop'] == ['ALL']
     assert c['resources']['limits']['memory'] and c['resources']['requests']['cpu']
-    sa = find(objs, 'ServiceAccount')[0]['metadata']['name']
+    sa = find(objs, 'ServiceAccount', 'rdf-bulkload-controller-manager')[0]['metadata']['name']
     assert pod['serviceAccountName'] == sa
     for kind in ('ClusterRoleBinding', 'RoleBinding'):
         for b in find(objs, kind):
+            if b['metadata']['name'] == 'rdf-bulkload-workflow':
+                continue   # the build pods' binding, see test_workflow_service_account
             assert b['subjects'] == [{'kind': 'ServiceAccount', 'name': sa, 'namespace': NS}], b
     svc = find(objs, 'Service', 'rdf-bulkload-metrics')[0]
     sel = svc['spec']['selector']
@@ -136,12 +144,61 @@ def test_manager_deployment():
     assert not [o for o in objs if o['kind'] in ('ServiceMonitor', 'Secret') or 'fuseki' in o['metadata']['name']]
 
 
+def test_workflow_service_account():
+    """By default the chart creates the build pods' ServiceAccount (the samples' and the e2e suite's
+    spec.serviceAccountName) with exactly Argo's executor permissions, the same rules as
+    config/rbac/workflow_role.yaml; without them every step ends in Error."""
+    want = yaml.safe_load(open(os.path.join(ROOT, 'config/rbac/workflow_role.yaml')))['rules']
+    assert want == [{'apiGroups': ['argoproj.io'], 'resources': ['workflowtaskresults'], 'verbs': ['create', 'patch']}], want
+    for case, namespaces in ((None, [NS]), (case_path('minimal'), [NS]), (case_path('full'), ['rdf', 'rdf-staging'])):
+        objs = objects(render(case))
+        for ns in namespaces:
+            sa = [o for o in find(objs, 'ServiceAccount', 'rdf-bulkload-workflow') if o['metadata']['namespace'] == ns]
+            role = [o for o in find(objs, 'Role', 'rdf-bulkload-workflow') if o['metadata']['namespace'] == ns]
+            rb = [o for o in find(objs, 'RoleBinding', 'rdf-bulkload-workflow') if o['metadata']['namespace'] == ns]
+            assert len(sa) == len(role) == len(rb) == 1, (case, ns)
+            assert role[0]['rules'] == want, role[0]['rules']
+            assert rb[0]['roleRef'] == {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'Role', 'name': 'rdf-bulkload-workflow'}
+            assert rb[0]['subjects'] == [{'kind': 'ServiceAccount', 'name': 'rdf-bulkload-workflow', 'namespace': ns}]
+    objs = objects(render(None, 'argo.workflowServiceAccount.create=false'))
+    assert not [o for o in objs if o['metadata']['name'] == 'rdf-bulkload-workflow']
+    for p in sorted(glob.glob(os.path.join(ROOT, 'config/samples/rdf_*.yaml'))):
+        assert yaml.safe_load(open(p))['spec'].get('serviceAccountName') == 'rdf-bulkload-workflow', p
+
+
+def test_pods_meet_restricted_pod_security():
+    """Every pod the chart makes runs in a namespace enforcing the restricted Pod Security Standard
+    (the e2e suite installs into one): non-root, RuntimeDefault seccomp, no privilege escalation,
+    all capabilities dropped; also a read-only root filesystem."""
+    objs = objects(render(None, 'fuseki.enabled=true'))
+    deps = find(objs, 'Deployment')
+    assert len(deps) == 2
+    for d in deps:
+        pod = d['spec']['template']['spec']
+        psc = pod.get('securityContext', {})
+        for c in pod.get('initContainers', []) + pod['containers']:
+            sc = c.get('securityContext', {})
+            name = '%s/%s' % (d['metadata']['name'], c['name'])
+            assert sc.get('runAsNonRoot', psc.get('runAsNonRoot')) is True, name
+            assert sc.get('runAsUser', psc.get('runAsUser', 1)) != 0, name
+            seccomp = sc.get('seccompProfile', psc.get('seccompProfile', {})).get('type')
+            assert seccomp in ('RuntimeDefault', 'Localhost'), name
+            assert sc.get('allowPrivilegeEscalation') is False, name
+            assert sc.get('capabilities', {}).get('drop') == ['ALL'] and not sc['capabilities'].get('add'), name
+            assert sc.get('readOnlyRootFilesystem') is True, name
+            assert not sc.get('privileged'), name
+        for v in pod.get('volumes', []):
+            assert 'hostPath' not in v, v
+        assert not pod.get('hostNetwork') and not pod.get('hostPID') and not pod.get('hostIPC')
+
+
 def test_minimal():
     objs = objects(render(case_path('minimal')))
     c = find(objs, 'Deployment')[0]['spec']['template']['spec']['containers'][0]
     assert '--leader-elect' not in c['args'] and '--metrics-bind-address=0' in c['args'], c['args']
     assert [p['name'] for p in c['ports']] == ['probes']
-    assert not [o for o in objs if o['kind'] == 'Role' or o['metadata']['name'].endswith('-metrics')]
+    assert not [o for o in objs if (o['kind'] == 'Role' and o['metadata']['name'] != 'rdf-bulkload-workflow')
+                or o['metadata']['name'].endswith('-metrics')]
     assert not [o for o in objs if 'bulkload-editor' in o['metadata']['name']]
     assert find(objs, 'ServiceAccount', 'my-operator')
 
@@ -177,7 +234,7 @@ def test_full():
 
 
 def test_schema_rejects_bad_values():
-    bad = ['image.digest=latest', 'fuseki.port=0', 'metrics.port=70000', 'replicaCount=-1',
+    bad = ['image.digest=latest', 'fuseki.port=0', 'loaderImage.pullPolicy=Sometimes', 'metrics.port=70000', 'replicaCount=-1',
            'noSuchValue=1', 'fuseki.image.pullPolicy=Sometimes', 'metrics.serviceMonitor.interval=soon',
            'image.repository=']
     accepted = []

@@ -20,7 +20,38 @@ const (
 	DefaultMaxBackoff    = 10 * time.Minute
 	DefaultInterval      = 5 * time.Minute
 	DefaultSettlePeriod  = 2 * time.Minute
+	DefaultBuildDeadline = 24 * time.Hour
+	MinimumBuildDeadline = time.Minute
 )
+
+// DefaultFetchResources are the fetch container's resources when the spec names none:
+// requests that tell the scheduler what the step uses, and a memory limit.
+func DefaultFetchResources() corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("250m"),
+			corev1.ResourceMemory: resource.MustParse("256Mi"),
+		},
+		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+	}
+}
+
+// EffectiveResources are the fetch container's resources: the spec's, else DefaultFetchResources.
+func (f *FetchSpec) EffectiveResources() corev1.ResourceRequirements {
+	if len(f.Resources.Requests) == 0 && len(f.Resources.Limits) == 0 && len(f.Resources.Claims) == 0 {
+		return DefaultFetchResources()
+	}
+	return *f.Resources.DeepCopy()
+}
+
+// EffectiveDeadline bounds one build attempt: the spec's deadline, else
+// DefaultBuildDeadline, never below MinimumBuildDeadline.
+func (b *BuildSpec) EffectiveDeadline() time.Duration {
+	if b.Deadline == nil || b.Deadline.Duration <= 0 {
+		return DefaultBuildDeadline
+	}
+	return max(b.Deadline.Duration, MinimumBuildDeadline)
+}
 
 // EffectiveMemoryBudget is the loader's memory budget in bytes: the spec's value, else
 // three quarters of the memory limit (or request), else DefaultMemoryBudget. It is

@@ -88,6 +88,21 @@ func TestOtherDefaults(t *testing.T) {
 	if (&LoaderSpec{OnError: "weird"}).EffectiveOnError() != OnErrorStrict {
 		t.Error("unknown policies fall back to strict")
 	}
+	for d, want := range map[time.Duration]time.Duration{0: DefaultBuildDeadline, -time.Hour: DefaultBuildDeadline, time.Second: time.Minute, 6 * time.Hour: 6 * time.Hour} {
+		if got := (&BuildSpec{Deadline: &metav1.Duration{Duration: d}}).EffectiveDeadline(); got != want {
+			t.Errorf("deadline %s: %s, want %s", d, got, want)
+		}
+	}
+	if (&BuildSpec{}).EffectiveDeadline() != DefaultBuildDeadline {
+		t.Error("no deadline: the default")
+	}
+	if r := (&FetchSpec{}).EffectiveResources(); r.Requests.Memory().Sign() <= 0 || r.Limits.Memory().Cmp(*r.Requests.Memory()) <= 0 {
+		t.Errorf("fetch defaults: requests and a memory limit above them: %+v", r)
+	}
+	own := FetchSpec{Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: q("4Gi")}}}
+	if r := own.EffectiveResources(); r.Requests != nil || r.Limits.Memory().Cmp(q("4Gi")) != 0 {
+		t.Errorf("the spec's fetch resources win whole: %+v", r)
+	}
 }
 
 // FuzzLoaderDefaults checks the invariants of the loader's derived settings for

@@ -55,11 +55,49 @@ type BulkLoadSpec struct {
 	// +optional
 	Retry RetrySpec `json:"retry,omitempty"`
 
+	// build places the build pods on nodes and bounds how long a build attempt may run.
+	// Changes apply to the next workflow; to move a build whose pods cannot be
+	// scheduled, delete its workflow (status.workflow.name) and the operator recreates
+	// it from the current spec.
+	// +kubebuilder:default={}
+	// +optional
+	Build BuildSpec `json:"build,omitempty"`
+
 	// serviceAccountName is the ServiceAccount the build pods run as. It needs the
-	// permissions of Argo's executor (create/patch workflowtaskresults).
+	// permissions of Argo's executor (create/patch workflowtaskresults): the Helm
+	// chart's argo.workflowServiceAccount and config/rbac create
+	// "rdf-bulkload-workflow" with them. Empty means the namespace's default
+	// ServiceAccount, whose steps then end in Error.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+}
+
+// BuildSpec places the build pods (fetch, load, validate) and bounds a build attempt.
+type BuildSpec struct {
+	// nodeSelector is set on every build pod, e.g. to pick the nodes with local NVMe.
+	// The fetch pod mounts both build volumes, so with a WaitForFirstConsumer storage
+	// class both bind on the node it is scheduled to, and the later steps follow them there.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations of every build pod, e.g. for a taint reserving the NVMe nodes.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// affinity of every build pod.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// deadline bounds one build attempt (the workflow's activeDeadlineSeconds): Argo
+	// stops a workflow that still runs after it, also one whose pods were never
+	// scheduled, and the build fails with reason DeadlineExceeded (not retried).
+	// +kubebuilder:default="24h"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="build.deadline must be at least 1m"
+	// +optional
+	Deadline *metav1.Duration `json:"deadline,omitempty"`
 }
 
 // SourceSpec is an S3-compatible location holding a dump set.
@@ -300,7 +338,9 @@ type FetchSpec struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// resources of the fetch container.
+	// resources of the fetch container. Empty means requests of 250m CPU and 256Mi
+	// memory and a 1Gi memory limit (8 parallel ranged reads of about 1 MiB each, the
+	// digests and the Go runtime).
 	// +optional
 	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -31,21 +32,32 @@ func Scheme() *runtime.Scheme {
 }
 
 func main() {
-	var metricsAddr, probeAddr, fetchImage, loaderImage string
+	var metricsAddr, probeAddr, fetchImage, loaderImage, pullPolicy string
 	var leaderElect bool
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one replica reconciles")
 	flag.StringVar(&fetchImage, "fetch-image", os.Getenv("RDF_BULKLOAD_FETCH_IMAGE"), "default image of the fetch step (the operator image ships rdf-bulkload-fetch)")
 	flag.StringVar(&loaderImage, "loader-image", os.Getenv("RDF_BULKLOAD_LOADER_IMAGE"), "default loader image (rdf-bulkload, rdf-bulkload-validate)")
+	flag.StringVar(&pullPolicy, "step-image-pull-policy", os.Getenv("RDF_BULKLOAD_STEP_IMAGE_PULL_POLICY"),
+		"default pull policy of the build steps' images (Always, IfNotPresent, Never; empty: Kubernetes' default) unless a BulkLoad sets spec.loader.imagePullPolicy")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
+	switch corev1.PullPolicy(pullPolicy) {
+	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
+	default:
+		log.Error(nil, "--step-image-pull-policy must be Always, IfNotPresent or Never", "value", pullPolicy)
+		os.Exit(2)
+	}
 
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:                 Scheme(),
+		Scheme: Scheme(),
+		// Only the operator's own children are cached, not every Workflow, PVC and
+		// VolumeSnapshot of the cluster.
+		Cache:                  controller.CacheOptions(),
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
@@ -56,12 +68,13 @@ func main() {
 		os.Exit(1)
 	}
 	r := &controller.BulkLoadReconciler{
-		Client:             mgr.GetClient(),
-		APIReader:          mgr.GetAPIReader(),
-		Recorder:           mgr.GetEventRecorder("rdf-bulkload-operator"),
-		DefaultFetchImage:  fetchImage,
-		DefaultLoaderImage: loaderImage,
-		Resolver:           newSourceResolver(),
+		Client:                 mgr.GetClient(),
+		APIReader:              mgr.GetAPIReader(),
+		Recorder:               mgr.GetEventRecorder("rdf-bulkload-operator"),
+		DefaultFetchImage:      fetchImage,
+		DefaultLoaderImage:     loaderImage,
+		DefaultImagePullPolicy: corev1.PullPolicy(pullPolicy),
+		Resolver:               newSourceResolver(),
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		log.Error(err, "cannot set up the BulkLoad controller")
@@ -75,7 +88,7 @@ func main() {
 		log.Error(err, "cannot add the readiness check")
 		os.Exit(1)
 	}
-	log.Info("starting", "fetchImage", fetchImage, "loaderImage", loaderImage)
+	log.Info("starting", "fetchImage", fetchImage, "loaderImage", loaderImage, "stepImagePullPolicy", pullPolicy)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

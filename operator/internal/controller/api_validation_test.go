@@ -57,6 +57,8 @@ func TestInvalidSpecsAreRejectedByTheAPIServer(t *testing.T) {
 		{"long-name", func(bl *rdfv1.BulkLoad) { bl.Name = strings.Repeat("n", 41) },
 			"metadata.name must be at most 40 characters"},
 		{"serving-without-volume", func(bl *rdfv1.BulkLoad) { bl.Spec.Serving.VolumeName = "" }, "spec.serving.volumeName"},
+		{"short-deadline", func(bl *rdfv1.BulkLoad) { bl.Spec.Build.Deadline = &metav1.Duration{Duration: 30 * time.Second} },
+			"build.deadline must be at least 1m"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,4 +133,7 @@ spec:
 	g.Expect(s.Source.CASecretRef.Key).To(Equal("ca.crt"))
 	g.Expect(s.Serving.Kind).To(Equal(rdfv1.WorkloadDeployment))
 	g.Expect(s.Serving.AccessModes).To(Equal([]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}))
+	g.Expect(s.Build.Deadline).To(Equal(&metav1.Duration{Duration: rdfv1.DefaultBuildDeadline}))
+	g.Expect(s.Build.NodeSelector).To(BeNil())
+	g.Expect(s.Fetch.Resources).To(Equal(corev1.ResourceRequirements{}), "the fetch defaults are the operator's, not stored in the spec")
 }

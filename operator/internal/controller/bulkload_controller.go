@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
@@ -52,8 +53,17 @@ type BulkLoadReconciler struct {
 	// DefaultFetchImage and DefaultLoaderImage are used when the spec names none.
 	DefaultFetchImage  string
 	DefaultLoaderImage string
+	// DefaultImagePullPolicy of the build steps' images, unless spec.loader.imagePullPolicy
+	// says; empty leaves it to Kubernetes.
+	DefaultImagePullPolicy corev1.PullPolicy
 	// Clock is the wall clock unless a test sets one.
 	Clock clock.PassiveClock
+	// DependencyRecheck is how often a BulkLoad waiting for a missing API (Argo
+	// Workflows, VolumeSnapshots) checks again; zero means DefaultDependencyRecheck.
+	DependencyRecheck time.Duration
+
+	// deps tracks the APIs of other projects and starts their watches once served.
+	deps *dependencies
 }
 
 // scope carries one reconcile's object and what each phase found, so the status
@@ -104,6 +114,7 @@ type outcomeKind int
 const (
 	outcomeProgressing outcomeKind = iota
 	outcomeStalled
+	outcomeDependencyMissing
 )
 
 type outcome struct {
@@ -143,8 +154,8 @@ type phaseFunc func(ctx context.Context, s *scope) error
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile drives one BulkLoad a step further: fetch → finalizer → the ordered
-// phases (validate, resolve source revision, ensure workflow, observe workflow,
-// hand off, prune) → one status patch.
+// phases (check dependencies, validate, resolve source revision, ensure workflow,
+// observe workflow, hand off, prune) → one status patch.
 func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, reterr error) {
 	bl := &rdfv1.BulkLoad{}
 	if err := r.Get(ctx, req.NamespacedName, bl); err != nil {
@@ -165,7 +176,7 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		bl:     bl,
 		before: *bl.Status.DeepCopy(),
 		now:    r.clock().Now(),
-		images: specs.ResolveImages(bl, r.DefaultFetchImage, r.DefaultLoaderImage),
+		images: specs.ResolveImages(bl, r.DefaultFetchImage, r.DefaultLoaderImage, r.DefaultImagePullPolicy),
 	}
 	defer func() {
 		err := r.patchStatus(ctx, s, reterr == nil)
@@ -178,7 +189,7 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		}
 	}()
 
-	phases := []phaseFunc{r.validate, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.handOff, r.prune}
+	phases := []phaseFunc{r.checkDependencies, r.validate, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.handOff, r.prune}
 	var errs []error
 	for _, phase := range phases {
 		if err := phase(ctx, s); err != nil {
@@ -237,9 +248,12 @@ func (r *BulkLoadReconciler) patchStatus(ctx context.Context, s *scope, succeede
 func (r *BulkLoadReconciler) computeStatus(s *scope) {
 	st, gen := &s.bl.Status, s.bl.Generation
 	if o := s.outcome; o != nil {
-		if o.kind == outcomeStalled {
+		switch o.kind {
+		case outcomeStalled:
 			status.SetStalled(st, gen, o.reason, o.message)
-		} else {
+		case outcomeDependencyMissing:
+			status.SetDependencyMissing(st, gen, o.message)
+		default:
 			status.SetProgressing(st, gen, o.phase, o.reason, o.message)
 		}
 		return
@@ -297,6 +311,15 @@ func (r *BulkLoadReconciler) event(s *scope, eventType, reason, format string, a
 	s.onCommit(func() { r.Recorder.Eventf(bl, nil, eventType, reason, "Reconcile", format, args...) })
 }
 
+// eventNow records an event about something already done outside the BulkLoad (it
+// does not depend on the status patch).
+func (r *BulkLoadReconciler) eventNow(s *scope, eventType, reason, format string, args ...any) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(s.bl, nil, eventType, reason, "Reconcile", format, args...)
+}
+
 func (r *BulkLoadReconciler) clock() clock.PassiveClock {
 	if r.Clock == nil {
 		return clock.RealClock{}
@@ -338,7 +361,10 @@ func ignoreNotFound(err error) error {
 }
 
 // SetupWithManager registers the controller: BulkLoads, the Workflows and PVCs they
-// own, and their VolumeSnapshots (labelled, not owned, because of retention).
+// own, and their VolumeSnapshots (labelled, not owned, because of retention). The
+// Workflow and VolumeSnapshot watches start once the API server serves those kinds:
+// at once when Argo and the snapshot CRDs are installed, else when a BulkLoad finds
+// them (checkDependencies), so the manager starts without them.
 func (r *BulkLoadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	snapshotToBulkLoad := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		name := o.GetLabels()[specs.LabelBulkLoad]
@@ -347,13 +373,42 @@ func (r *BulkLoadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&rdfv1.BulkLoad{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, finalizerOrDeletionChanged{}))).
-		Owns(&wfv1.Workflow{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
-		Watches(&snapv1.VolumeSnapshot{}, snapshotToBulkLoad).
 		Named(ControllerName).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return fmt.Errorf("cannot build the %s controller: %w", ControllerName, err)
+	}
+	ownedByBulkLoad := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &rdfv1.BulkLoad{}, handler.OnlyControllerOwner())
+	r.deps = newDependencies(mgr.GetRESTMapper(), c.Watch,
+		&dependency{
+			gvk:     workflowGVK,
+			install: "install Argo Workflows (v3.4 or later: its CRDs and workflow-controller)",
+			watch: func() source.Source {
+				return source.Kind[client.Object](mgr.GetCache(), &wfv1.Workflow{}, ownedByBulkLoad)
+			},
+		},
+		&dependency{
+			gvk:     volumeSnapshotGVK,
+			install: "install the CSI external-snapshotter (the snapshot.storage.k8s.io CRDs and snapshot-controller) and a CSI driver that takes snapshots",
+			watch: func() source.Source {
+				return source.Kind[client.Object](mgr.GetCache(), &snapv1.VolumeSnapshot{}, snapshotToBulkLoad)
+			},
+		},
+	)
+	// What is served now is watched from the start: the controller waits for those caches.
+	log := mgr.GetLogger().WithValues("controller", ControllerName)
+	missing, err := r.deps.ensure(ctrl.LoggerInto(context.Background(), log))
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		log.Info("starting without watches of missing APIs; BulkLoads report them until they are installed",
+			"message", missingMessage(missing, r.dependencyRecheck()))
+	}
+	return nil
 }
 
 // finalizerOrDeletionChanged passes updates that set the deletion timestamp or

@@ -128,7 +128,7 @@ func TestSucceededBuildIsSnapshottedAndHandedOff(t *testing.T) {
 	bl := newBulkLoad(ns, "uniprot")
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
 	key := client.ObjectKeyFromObject(bl)
-	argo := argoControllerStandIn{t}
+	argo := argoControllerStandIn{t: t}
 
 	bl, wf := waitForWorkflow(t, key)
 	rev := bl.Status.SourceRevision
@@ -150,7 +150,7 @@ func TestSucceededBuildIsSnapshottedAndHandedOff(t *testing.T) {
 	g.Expect(*snap.Spec.VolumeSnapshotClassName).To(Equal("nvme-snapshots"))
 	g.Expect(snap.OwnerReferences).To(BeEmpty(), "snapshots are retained by policy, not garbage-collected with the BulkLoad")
 
-	csiSnapshotterStandIn{t}.ready(snapKey, "12Gi")
+	csiSnapshotterStandIn{t: t}.ready(snapKey, "12Gi")
 	eventually(t, func(g Gomega) {
 		bl = getBulkLoad(g, key)
 		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseReady))
@@ -206,7 +206,7 @@ func TestRetryableFailureStartsAnotherAttemptAfterBackoff(t *testing.T) {
 
 	bl, wf1 := waitForWorkflow(t, key)
 	// Argo retried the load three times on transient I/O (exit 75), then gave up.
-	argoControllerStandIn{t}.fail(client.ObjectKeyFromObject(wf1), "load", 75, 75, 75, 75)
+	argoControllerStandIn{t: t}.fail(client.ObjectKeyFromObject(wf1), "load", 75, 75, 75, 75)
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(wf1), wf1)).To(Succeed())
 	failedAt := wf1.Status.FinishedAt.Time
 
@@ -262,7 +262,7 @@ func TestFinalFailureStallsWithReason(t *testing.T) {
 			key := client.ObjectKeyFromObject(bl)
 			bl, wf := waitForWorkflow(t, key)
 			rev := bl.Status.SourceRevision
-			argoControllerStandIn{t}.fail(client.ObjectKeyFromObject(wf), tc.step, tc.exitCodes...)
+			argoControllerStandIn{t: t}.fail(client.ObjectKeyFromObject(wf), tc.step, tc.exitCodes...)
 
 			eventually(t, func(g Gomega) {
 				bl = getBulkLoad(g, key)
@@ -364,7 +364,7 @@ func TestNewRevisionDuringBuildIsQueued(t *testing.T) {
 
 	bl, wf := waitForWorkflow(t, key)
 	first := bl.Status.SourceRevision
-	argoControllerStandIn{t}.running(client.ObjectKeyFromObject(wf), "load")
+	argoControllerStandIn{t: t}.running(client.ObjectKeyFromObject(wf), "load")
 	eventually(t, func(g Gomega) {
 		bl := getBulkLoad(g, key)
 		bl.Spec.Loader.Threads = 12
@@ -469,7 +469,7 @@ func TestControllerRestartMidBuildKeepsOneWorkflow(t *testing.T) {
 	patch := client.MergeFrom(bl.DeepCopy())
 	bl.Status.Workflow = nil
 	g.Expect(k8s.Status().Patch(ctx, bl, patch)).To(Succeed())
-	argoControllerStandIn{t}.running(client.ObjectKeyFromObject(wf), "load")
+	argoControllerStandIn{t: t}.running(client.ObjectKeyFromObject(wf), "load")
 
 	startController(t)
 	eventually(t, func(g Gomega) {
@@ -598,10 +598,10 @@ func TestHandoffToAStatefulSetThatAppearsLater(t *testing.T) {
 	key := client.ObjectKeyFromObject(bl)
 	bl, wf := waitForWorkflow(t, key)
 	rev := bl.Status.SourceRevision
-	argoControllerStandIn{t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
+	argoControllerStandIn{t: t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
 	snapKey := client.ObjectKey{Namespace: ns, Name: specs.SnapshotName(bl, rev)}
 	eventually(t, func(g Gomega) { g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed()) })
-	csiSnapshotterStandIn{t}.ready(snapKey, "10Gi")
+	csiSnapshotterStandIn{t: t}.ready(snapKey, "10Gi")
 
 	// The snapshot is ready but there is nothing to hand it to yet: the build waits, not fails.
 	eventually(t, func(g Gomega) {
@@ -638,10 +638,10 @@ func TestSnapshotErrorFailsTheBuild(t *testing.T) {
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
 	key := client.ObjectKeyFromObject(bl)
 	bl, wf := waitForWorkflow(t, key)
-	argoControllerStandIn{t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
+	argoControllerStandIn{t: t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
 	snapKey := client.ObjectKey{Namespace: ns, Name: specs.SnapshotName(bl, bl.Status.SourceRevision)}
 	eventually(t, func(g Gomega) { g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed()) })
-	csiSnapshotterStandIn{t}.fail(snapKey, "driver does not support snapshots of this volume")
+	csiSnapshotterStandIn{t: t}.fail(snapKey, "driver does not support snapshots of this volume")
 
 	eventually(t, func(g Gomega) {
 		bl = getBulkLoad(g, key)

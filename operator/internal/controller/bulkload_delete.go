@@ -22,8 +22,10 @@ func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.Bulk
 	if !controllerutil.ContainsFinalizer(bl, Finalizer) {
 		return nil
 	}
+	// A kind the API server does not serve (Argo or the snapshot CRDs not installed)
+	// has no objects: the finalizer does not wait for it.
 	wfs := &wfv1.WorkflowList{}
-	if err := r.listOwned(ctx, bl, wfs, "workflows"); err != nil {
+	if err := r.listIfServed(ctx, workflowGVK, wfs, bl, "workflows"); err != nil {
 		return err
 	}
 	for i := range wfs.Items {
@@ -62,7 +64,7 @@ func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.Bulk
 
 	if deleteRetained {
 		vss := &snapv1.VolumeSnapshotList{}
-		if err := r.listOwned(ctx, bl, vss, "snapshots"); err != nil {
+		if err := r.listIfServed(ctx, volumeSnapshotGVK, vss, bl, "snapshots"); err != nil {
 			return err
 		}
 		for i := range vss.Items {

@@ -11,7 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
@@ -23,6 +25,9 @@ import (
 // an unreachable source.
 const (
 	servingRecheck = 30 * time.Second
+	// stepPendingReportAfter is how long a step's pod may stay Pending (being
+	// scheduled, pulling its image) before the BulkLoad's conditions say why.
+	stepPendingReportAfter = 5 * time.Minute
 )
 
 // validate checks what the schema cannot: that every step has an image and that
@@ -94,6 +99,7 @@ func (r *BulkLoadReconciler) resolveRevision(ctx context.Context, s *scope) erro
 	st.LastFailure = nil
 	st.Workflow = nil
 	st.BuildStartTime = &metav1.Time{Time: s.now}
+	ctrl.LoggerFrom(ctx).Info("starting a build", "revision", want)
 	r.event(s, corev1.EventTypeNormal, "BuildStarted", "building revision %s", want)
 	return nil
 }
@@ -160,7 +166,8 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 		if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("cannot create workflow %s: %w", want.Name, err)
 		} else if err == nil {
-			r.event(s, corev1.EventTypeNormal, "WorkflowCreated", "attempt %d of revision %s: workflow %s", st.Attempt, st.SourceRevision, want.Name)
+			ctrl.LoggerFrom(ctx).Info("created the build workflow", "workflow", want.Name, "revision", st.SourceRevision, "attempt", st.Attempt)
+			r.eventNow(s, corev1.EventTypeNormal, "WorkflowCreated", "attempt %d of revision %s: workflow %s", st.Attempt, st.SourceRevision, want.Name)
 		}
 		wf = want
 	case err != nil:
@@ -187,16 +194,31 @@ func (r *BulkLoadReconciler) observeWorkflow(ctx context.Context, s *scope) erro
 		if obs.Step != "" {
 			msg += ", step " + obs.Step
 		}
-		s.progress(obs.Phase, status.ReasonBuilding, "%s", msg)
+		reason := status.ReasonBuilding
+		if p := obs.Pending; p != nil {
+			if waited := s.now.Sub(p.Since); waited < stepPendingReportAfter {
+				s.requeue(stepPendingReportAfter - waited)
+			} else {
+				reason = status.ReasonStepPodPending
+				msg += fmt.Sprintf(": the %s pod %s has been Pending since %s: %s", p.Step, p.Pod,
+					p.Since.UTC().Format(time.RFC3339), orDefault(p.Message, "Argo reports no reason yet"))
+				if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c == nil || c.Message != msg {
+					ctrl.LoggerFrom(ctx).Info("build step pod pending", "workflow", s.workflow.Name, "pod", p.Pod, "since", p.Since, "message", p.Message)
+					r.event(s, corev1.EventTypeWarning, status.ReasonStepPodPending, "%s", msg)
+				}
+			}
+		}
+		s.progress(obs.Phase, reason, "%s", msg)
 		return nil
 	case !obs.Succeeded:
-		return r.buildFailed(s, obs)
+		return r.buildFailed(ctx, s, obs)
 	}
 	return r.ensureSnapshot(ctx, s)
 }
 
-func (r *BulkLoadReconciler) buildFailed(s *scope, obs *workflowObservation) error {
+func (r *BulkLoadReconciler) buildFailed(ctx context.Context, s *scope, obs *workflowObservation) error {
 	bl, st := s.bl, &s.bl.Status
+	log := ctrl.LoggerFrom(ctx)
 	f := obs.Failure
 	st.LastFailure = f
 	if f.Retryable && st.Attempt < bl.Spec.Retry.EffectiveBuildAttempts() {
@@ -206,6 +228,8 @@ func (r *BulkLoadReconciler) buildFailed(s *scope, obs *workflowObservation) err
 		}
 		if s.now.Before(retryAt) {
 			if st.RetryAfter == nil || !st.RetryAfter.Time.Equal(retryAt) {
+				log.Info("retryable build failure: another attempt after the backoff", "revision", st.SourceRevision,
+					"attempt", st.Attempt, "step", f.Step, "reason", f.Reason, "retryAfter", retryAt)
 				st.RetryAfter = &metav1.Time{Time: retryAt}
 				r.event(s, corev1.EventTypeWarning, "RetryScheduled", "%s; attempt %d starts after %s",
 					failureMessage(f, st.Attempt), st.Attempt+1, retryAt.UTC().Format(time.RFC3339))
@@ -224,8 +248,11 @@ func (r *BulkLoadReconciler) buildFailed(s *scope, obs *workflowObservation) err
 		s.stop = true
 		return nil
 	}
-	// Final: a bad input, a missing source, exhausted resources or no attempts left.
+	// Final: a bad input, a missing source, exhausted resources, a refused pod, the
+	// deadline, or no attempts left.
 	msg := failureMessage(f, st.Attempt)
+	log.Info("build failed finally", "revision", st.SourceRevision, "attempt", st.Attempt, "step", f.Step,
+		"reason", f.Reason, "retryable", f.Retryable, "message", f.Message)
 	r.event(s, corev1.EventTypeWarning, "BuildFailed", "revision %s: %s", st.SourceRevision, msg)
 	r.finishBuild(s, "failed")
 	st.LastFailedRevision = st.SourceRevision
@@ -250,7 +277,7 @@ func (r *BulkLoadReconciler) ensureSnapshot(ctx context.Context, s *scope) error
 		if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("cannot create snapshot %s: %w", want.Name, err)
 		} else if err == nil {
-			r.event(s, corev1.EventTypeNormal, "SnapshotCreated", "snapshot %s of volume %s", want.Name, *want.Spec.Source.PersistentVolumeClaimName)
+			r.eventNow(s, corev1.EventTypeNormal, "SnapshotCreated", "snapshot %s of volume %s", want.Name, *want.Spec.Source.PersistentVolumeClaimName)
 		}
 		vs = want
 	case err != nil:
@@ -258,7 +285,7 @@ func (r *BulkLoadReconciler) ensureSnapshot(ctx context.Context, s *scope) error
 	}
 	if vs.Status != nil && vs.Status.Error != nil && vs.Status.Error.Message != nil {
 		f := &rdfv1.BuildFailure{Step: specs.StepSnapshot, Reason: "SnapshotFailed", Message: truncate(*vs.Status.Error.Message)}
-		return r.buildFailed(s, &workflowObservation{Done: true, Failure: f})
+		return r.buildFailed(ctx, s, &workflowObservation{Done: true, Failure: f})
 	}
 	if vs.Status == nil || vs.Status.ReadyToUse == nil || !*vs.Status.ReadyToUse {
 		s.progress(rdfv1.PhaseSnapshotting, status.ReasonBuilding, "waiting for snapshot %s to be ready to use", vs.Name)
@@ -381,7 +408,10 @@ func (r *BulkLoadReconciler) switchWorkload(ctx context.Context, s *scope, sv *r
 	if err := r.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return false, fmt.Errorf("cannot hand snapshot %s to %s %s: %w", s.snapshot.Name, kind, sv.Name, err)
 	}
-	r.event(s, corev1.EventTypeNormal, "HandedOff", "%s %s now mounts %s (revision %s)", kind, sv.Name, claim, rev)
+	// The workload is changed whatever becomes of this reconcile's status patch (a pass
+	// on a stale copy is redone and then finds nothing to switch): say so now.
+	ctrl.LoggerFrom(ctx).Info("handed the database to the serving workload", "kind", kind, "name", sv.Name, "claim", claim, "revision", rev)
+	r.eventNow(s, corev1.EventTypeNormal, "HandedOff", "%s %s now mounts %s (revision %s)", kind, sv.Name, claim, rev)
 	return true, nil
 }
 

@@ -155,23 +155,37 @@ func eventReasons(g Gomega, bl *rdfv1.BulkLoad) map[string]string {
 // Pod node per try whose outputs carry the container's exit code.
 type argoControllerStandIn struct {
 	t *testing.T
+	// c is the API server's client; nil means the suite's (k8s).
+	c client.Client
+}
+
+func (a argoControllerStandIn) client() client.Client {
+	if a.c == nil {
+		return k8s
+	}
+	return a.c
 }
 
 type podTry struct {
 	phase    wfv1.NodePhase
 	exitCode int
+	// message replaces the default node message; noExitCode leaves the outputs out
+	// (a pod that never ran); startedAt, when set, replaces now.
+	message    string
+	noExitCode bool
+	startedAt  time.Time
 }
 
 func (a argoControllerStandIn) update(key client.ObjectKey, mutate func(wf *wfv1.Workflow)) {
 	a.t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		wf := &wfv1.Workflow{}
-		if err := k8s.Get(ctx, key, wf); err != nil {
+		if err := a.client().Get(ctx, key, wf); err != nil {
 			return err
 		}
 		mutate(wf)
 		// The Workflow CRD has no status subresource: Argo updates the whole object.
-		return k8s.Update(ctx, wf)
+		return a.client().Update(ctx, wf)
 	})
 	if err != nil {
 		a.t.Fatalf("argo stand-in: %v", err)
@@ -199,15 +213,20 @@ func (a argoControllerStandIn) setSteps(key client.ObjectKey, wfPhase wfv1.Workf
 				podID := fmt.Sprintf("%s-%d", wf.Name, 2000+10*i+k)
 				pod := wfv1.NodeStatus{
 					ID: podID, Name: fmt.Sprintf("%s[%d].%s(%d)", wf.Name, i, step, k), DisplayName: fmt.Sprintf("%s(%d)", step, k),
-					Type: wfv1.NodeTypePod, TemplateName: step, Phase: try.phase, StartedAt: now,
+					Type: wfv1.NodeTypePod, TemplateName: step, Phase: try.phase, StartedAt: now, Message: try.message,
+				}
+				if !try.startedAt.IsZero() {
+					pod.StartedAt = metav1.NewTime(try.startedAt)
 				}
 				if try.phase != wfv1.NodeRunning && try.phase != wfv1.NodePending {
 					pod.FinishedAt = metav1.NewTime(now.Add(time.Duration(k) * time.Millisecond))
-					pod.Outputs = &wfv1.Outputs{ExitCode: ptr.To(fmt.Sprint(try.exitCode))}
-					if try.phase == wfv1.NodeFailed {
+					if !try.noExitCode {
+						pod.Outputs = &wfv1.Outputs{ExitCode: ptr.To(fmt.Sprint(try.exitCode))}
+					}
+					if try.phase == wfv1.NodeFailed && try.message == "" {
 						pod.Message = fmt.Sprintf("Error (exit code %d)", try.exitCode)
 					}
-					if step == specs.StepLoad && try.phase == wfv1.NodeSucceeded && report != "" {
+					if step == specs.StepLoad && try.phase == wfv1.NodeSucceeded && report != "" && pod.Outputs != nil {
 						pod.Outputs.Parameters = []wfv1.Parameter{{Name: specs.ReportParameter, Value: wfv1.AnyStringPtr(report)}}
 					}
 				}
@@ -234,6 +253,19 @@ func (a argoControllerStandIn) setSteps(key client.ObjectKey, wfPhase wfv1.Workf
 		nodes[root.ID] = root
 		wf.Status.Nodes = nodes
 	})
+}
+
+// pending: the workflow waits for the given step's pod, Pending since the given time
+// with Argo's account of why (for an unschedulable pod: "Unschedulable: " and the
+// pod's PodScheduled message).
+func (a argoControllerStandIn) pending(key client.ObjectKey, step string, since time.Time, message string) {
+	a.setSteps(key, wfv1.WorkflowRunning, "", stepsUpTo(step), []podTry{{phase: wfv1.NodePending, startedAt: since, message: message}}, "")
+}
+
+// rejected: the API server refused the step's pod on every try (Argo marks the pod
+// node Error with the refusal and, by the retry expression, does not retry it).
+func (a argoControllerStandIn) rejected(key client.ObjectKey, step, message string) {
+	a.setSteps(key, wfv1.WorkflowFailed, "child failed", stepsUpTo(step), []podTry{{phase: wfv1.NodeError, message: message, noExitCode: true}}, "")
 }
 
 // running: the workflow runs the given step (earlier steps succeeded).
@@ -270,13 +302,22 @@ func stepsUpTo(step string) []string {
 // controller does once the CSI driver has cut the snapshot (neither runs in envtest).
 type csiSnapshotterStandIn struct {
 	t *testing.T
+	// c is the API server's client; nil means the suite's (k8s).
+	c client.Client
+}
+
+func (c csiSnapshotterStandIn) client() client.Client {
+	if c.c == nil {
+		return k8s
+	}
+	return c.c
 }
 
 func (c csiSnapshotterStandIn) ready(key client.ObjectKey, restoreSize string) {
 	c.t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		vs := &snapv1.VolumeSnapshot{}
-		if err := k8s.Get(ctx, key, vs); err != nil {
+		if err := c.client().Get(ctx, key, vs); err != nil {
 			return err
 		}
 		vs.Status = &snapv1.VolumeSnapshotStatus{
@@ -285,7 +326,7 @@ func (c csiSnapshotterStandIn) ready(key client.ObjectKey, restoreSize string) {
 			ReadyToUse:                     ptr.To(true),
 			RestoreSize:                    ptr.To(resource.MustParse(restoreSize)),
 		}
-		return k8s.Status().Update(ctx, vs)
+		return c.client().Status().Update(ctx, vs)
 	})
 	if err != nil {
 		c.t.Fatalf("csi snapshotter stand-in: %v", err)
@@ -319,13 +360,13 @@ func completeBuild(t *testing.T, key client.ObjectKey) *rdfv1.BulkLoad {
 	t.Helper()
 	bl, wf := waitForWorkflow(t, key)
 	rev := bl.Status.SourceRevision
-	argo := argoControllerStandIn{t}
+	argo := argoControllerStandIn{t: t}
 	argo.succeed(client.ObjectKeyFromObject(wf), sampleReport)
 	snapKey := client.ObjectKey{Namespace: key.Namespace, Name: specs.SnapshotName(bl, rev)}
 	eventually(t, func(g Gomega) {
 		g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed())
 	})
-	csiSnapshotterStandIn{t}.ready(snapKey, "12Gi")
+	csiSnapshotterStandIn{t: t}.ready(snapKey, "12Gi")
 	eventually(t, func(g Gomega) {
 		bl = getBulkLoad(g, key)
 		g.Expect(bl.Status.LastBuiltRevision).To(Equal(rev))

@@ -182,11 +182,23 @@ func startController(t *testing.T, configure ...func(*BulkLoadReconciler)) *cont
 // startControllerWithConfig starts the controller with the given identity.
 func startControllerWithConfig(t *testing.T, cfg *rest.Config, configure ...func(*BulkLoadReconciler)) *controllerUnderTest {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	return startControllerWithOptions(t, cfg, nil, configure...)
+}
+
+// startControllerWithOptions starts the controller with manager options as
+// cmd/manager sets them (the restricted cache among them), changed by mgrOpts.
+func startControllerWithOptions(t *testing.T, cfg *rest.Config, mgrOpts func(*ctrl.Options), configure ...func(*BulkLoadReconciler)) *controllerUnderTest {
+	t.Helper()
+	opts := ctrl.Options{
 		Scheme:     scheme,
+		Cache:      CacheOptions(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	if mgrOpts != nil {
+		mgrOpts(&opts)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

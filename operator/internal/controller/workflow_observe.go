@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,19 @@ type workflowObservation struct {
 	FinishedAt time.Time
 	// Report is the load step's report.json, from its output parameter.
 	Report string
+	// Pending is the step pod that has been waiting longest to start, while the
+	// workflow runs (nil when none waits).
+	Pending *pendingPod
+}
+
+// pendingPod is a step pod Argo reports as Pending, with Argo's account of why: the
+// pod's Unschedulable PodScheduled message, a container's waiting reason (image
+// pull), or why the pod could not be created yet.
+type pendingPod struct {
+	Step    string
+	Pod     string
+	Since   time.Time
+	Message string
 }
 
 var stepPhases = []struct {
@@ -58,6 +72,8 @@ func observeWorkflow(wf *wfv1.Workflow) workflowObservation {
 	}
 
 	switch wf.Status.Phase {
+	case wfv1.WorkflowPending, wfv1.WorkflowRunning, wfv1.WorkflowUnknown:
+		obs.Pending = longestPending(wf, pods)
 	case wfv1.WorkflowSucceeded:
 		obs.Done, obs.Succeeded = true, true
 		obs.FinishedAt = wf.Status.FinishedAt.Time
@@ -92,9 +108,28 @@ func failureOf(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *rdfv1.Buil
 	if last == nil {
 		// The workflow failed before any step ran (e.g. Argo rejected it): retrying
 		// the same workflow would fail the same way.
-		return &rdfv1.BuildFailure{Step: "workflow", Reason: "WorkflowError", Message: truncate(wf.Status.Message), Retryable: false}
+		reason := "WorkflowError"
+		if deadlineExceeded(wf.Status.Message) {
+			reason = ReasonDeadlineExceeded
+		}
+		return &rdfv1.BuildFailure{Step: "workflow", Reason: reason, Message: truncate(wf.Status.Message), Retryable: false}
 	}
 	f := &rdfv1.BuildFailure{Step: last.TemplateName, Message: truncate(last.Message)}
+	switch {
+	case deadlineExceeded(last.Message) || deadlineExceeded(wf.Status.Message):
+		// The build's deadline (spec.build.deadline): another attempt would get as long
+		// and most likely end the same way.
+		f.Reason, f.Retryable = ReasonDeadlineExceeded, false
+		if f.Message == "" {
+			f.Message = truncate(wf.Status.Message)
+		}
+		return f
+	case specs.IsPodRejected(last.Message):
+		// The API server refused the step's pod (Pod Security admission, LimitRange, a
+		// webhook): it refuses the same pod again until the namespace or spec changes.
+		f.Reason, f.Retryable = ReasonPodRejected, false
+		return f
+	}
 	if last.Outputs != nil && last.Outputs.ExitCode != nil {
 		if code, err := strconv.ParseInt(strings.TrimSpace(*last.Outputs.ExitCode), 10, 32); err == nil {
 			c := int32(code)
@@ -112,6 +147,62 @@ func failureOf(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *rdfv1.Buil
 	}
 	return f
 }
+
+// Failure reasons the controller derives from Argo's messages rather than exit codes.
+const (
+	// ReasonDeadlineExceeded: the attempt ran past spec.build.deadline.
+	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonPodRejected: the API server refused to create a step's pod (admission).
+	ReasonPodRejected = "PodRejected"
+)
+
+// deadlineExceeded recognises Argo's messages for a workflow past its
+// activeDeadlineSeconds: "Step exceeded its deadline" on the pods it stops, "retry
+// exceeded workflow deadline" on a retry it does not start.
+func deadlineExceeded(message string) bool {
+	return strings.Contains(message, "exceeded its deadline") || strings.Contains(message, "exceeded workflow deadline")
+}
+
+// longestPending is the Pending step pod with the oldest start, if any.
+func longestPending(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *pendingPod {
+	var oldest *wfv1.NodeStatus
+	for _, sp := range stepPhases {
+		for i := range pods[sp.step] {
+			n := &pods[sp.step][i]
+			if n.Phase != wfv1.NodePending {
+				continue
+			}
+			if oldest == nil || n.StartedAt.Before(&oldest.StartedAt) {
+				oldest = n
+			}
+		}
+	}
+	if oldest == nil {
+		return nil
+	}
+	return &pendingPod{Step: oldest.TemplateName, Pod: podName(wf, oldest), Since: oldest.StartedAt.Time, Message: oldest.Message}
+}
+
+// podName is the name Argo v4 gives a step's pod (workflow/util GeneratePodName):
+// the node ID with pod name format v1, else workflow-template-fnv32a(node name).
+func podName(wf *wfv1.Workflow, n *wfv1.NodeStatus) string {
+	if wf.Annotations[argoPodNameFormat] == "v1" {
+		return n.ID
+	}
+	prefix := wf.Name
+	if n.TemplateName != "" {
+		prefix += "-" + n.TemplateName
+	}
+	if len(prefix) > 253-10-1 {
+		prefix = prefix[:253-10-1]
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(n.Name))
+	return fmt.Sprintf("%s-%d", prefix, h.Sum32())
+}
+
+// argoPodNameFormat is the workflow annotation in which Argo records its pod naming scheme.
+const argoPodNameFormat = "workflows.argoproj.io/pod-name-format"
 
 func outputParameter(nodes []wfv1.NodeStatus, name string) string {
 	for _, n := range nodes {

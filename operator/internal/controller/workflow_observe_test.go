@@ -131,3 +131,66 @@ func TestSourceAccessNeverPrintsTheSecret(t *testing.T) {
 		}
 	}
 }
+
+// A step pod Argo reports Pending is named with Argo's reason, the oldest first; a
+// finished workflow has none.
+func TestObserveWorkflowPendingPod(t *testing.T) {
+	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	fetch := podNode("wikidata-0123456789-1-2000", "fetch", wfv1.NodePending, time.Time{}, "")
+	fetch.Name = "wikidata-0123456789-1[0].fetch(0)"
+	fetch.StartedAt = metav1.NewTime(t0)
+	fetch.Message = "Unschedulable: 0/3 nodes are available: 3 node(s) had untolerated taint {example.com/rdf-build: }."
+	wf := workflowWith(wfv1.WorkflowRunning, fetch)
+	wf.Name = "wikidata-0123456789-1"
+	obs := observeWorkflow(wf)
+	p := obs.Pending
+	if p == nil || p.Step != "fetch" || !p.Since.Equal(t0) || p.Message != fetch.Message {
+		t.Fatalf("%+v", p)
+	}
+	// Argo's pod name format v2 (workflow-template-fnv32a(node name)); golden value.
+	if p.Pod != "wikidata-0123456789-1-fetch-3210727974" {
+		t.Errorf("pod name %q", p.Pod)
+	}
+	wf.Annotations = map[string]string{"workflows.argoproj.io/pod-name-format": "v1"}
+	if got := observeWorkflow(wf).Pending.Pod; got != fetch.ID {
+		t.Errorf("format v1 names pods by node ID: %q", got)
+	}
+
+	running := podNode("l", "load", wfv1.NodeRunning, time.Time{}, "")
+	if observeWorkflow(workflowWith(wfv1.WorkflowRunning, running)).Pending != nil {
+		t.Error("a running pod is not pending")
+	}
+	done := workflowWith(wfv1.WorkflowFailed, fetch)
+	if observeWorkflow(done).Pending != nil {
+		t.Error("a finished workflow has no pending pod")
+	}
+}
+
+// A pod the API server refused (Pod Security admission) and a build past its deadline
+// are final failures with their own reasons, not retryable pod errors.
+func TestObserveWorkflowRejectedPodAndDeadline(t *testing.T) {
+	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	rejected := podNode("f", "fetch", wfv1.NodeError, t0, "")
+	rejected.Message = `pods "wikidata-0123456789-1-fetch-3210727974" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (containers "init", "wait" must set securityContext.allowPrivilegeEscalation=false)`
+	f := observeWorkflow(workflowWith(wfv1.WorkflowFailed, rejected)).Failure
+	if f.Reason != ReasonPodRejected || f.Retryable || f.Step != "fetch" || !strings.Contains(f.Message, "violates PodSecurity") {
+		t.Errorf("%+v", f)
+	}
+	if msg := failureMessage(f, 1); !strings.Contains(msg, "PodRejected") || !strings.Contains(msg, `containers "init", "wait"`) {
+		t.Errorf("the condition message must say why: %s", msg)
+	}
+
+	// Argo stops pods past the deadline; the loader may exit with a retryable code then.
+	stopped := podNode("l", "load", wfv1.NodeFailed, t0, "6")
+	stopped.Message = "Step exceeded its deadline"
+	f = observeWorkflow(workflowWith(wfv1.WorkflowFailed, stopped)).Failure
+	if f.Reason != ReasonDeadlineExceeded || f.Retryable {
+		t.Errorf("%+v", f)
+	}
+	pending := podNode("f", "fetch", wfv1.NodeFailed, t0, "")
+	pending.Message = "Step exceeded its deadline"
+	f = observeWorkflow(workflowWith(wfv1.WorkflowFailed, pending)).Failure
+	if f.Reason != ReasonDeadlineExceeded || f.Retryable || f.Step != "fetch" {
+		t.Errorf("a pod never scheduled before the deadline: %+v", f)
+	}
+}

@@ -57,6 +57,10 @@ func FuzzWorkflowFromSpec(f *testing.F) {
 		if p := argAfter(args, "--on-error"); p != "strict" && p != "skip" {
 			t.Fatalf("--on-error %q", p)
 		}
+		// Argo's own containers get the restricted security context; the attempt is bounded.
+		if wf.Spec.PodSpecPatch != ExecutorPodSpecPatch() || wf.Spec.ActiveDeadlineSeconds == nil || *wf.Spec.ActiveDeadlineSeconds < 60 {
+			t.Fatalf("podSpecPatch %q, activeDeadlineSeconds %v", wf.Spec.PodSpecPatch, wf.Spec.ActiveDeadlineSeconds)
+		}
 		for _, tp := range wf.Spec.Templates {
 			if tp.Container == nil {
 				continue

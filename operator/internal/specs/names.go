@@ -20,6 +20,11 @@ const (
 
 	// AnnotationRevision carries the full source revision (labels hold only its short form).
 	AnnotationRevision = "rdf.bulkload.io/source-revision"
+
+	// LabelManagedBy is ManagedBy on every child; with LabelBulkLoad it selects what
+	// the operator caches.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "rdf-bulkload-operator"
 )
 
 // Roles of child objects (LabelRole values).
@@ -71,10 +76,10 @@ func SelectorLabels(bl *rdfv1.BulkLoad) map[string]string {
 
 func childLabels(bl *rdfv1.BulkLoad, revision, role string) map[string]string {
 	return map[string]string{
-		LabelBulkLoad:                  bl.Name,
-		LabelRevision:                  ShortRevision(revision),
-		LabelRole:                      role,
-		"app.kubernetes.io/managed-by": "rdf-bulkload-operator",
+		LabelBulkLoad:  bl.Name,
+		LabelRevision:  ShortRevision(revision),
+		LabelRole:      role,
+		LabelManagedBy: ManagedBy,
 	}
 }
 

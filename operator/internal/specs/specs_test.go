@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -61,7 +64,17 @@ func TestNamesAreValidAndStable(t *testing.T) {
 
 func TestWorkflowStepsAndArguments(t *testing.T) {
 	bl := testBulkLoad()
-	wf := Workflow(bl, BuildParams{Revision: "rev-1", Attempt: 2, Images: ResolveImages(bl, "operator:1", "default-loader"), ExpectRevision: "sha256:abc"})
+	wf := Workflow(bl, BuildParams{Revision: "rev-1", Attempt: 2, Images: ResolveImages(bl, "operator:1", "default-loader", corev1.PullNever), ExpectRevision: "sha256:abc"})
+	for _, tp := range wf.Spec.Templates {
+		if tp.Container != nil && tp.Container.ImagePullPolicy != corev1.PullNever {
+			t.Errorf("%s: the operator's default pull policy: %q", tp.Name, tp.Container.ImagePullPolicy)
+		}
+	}
+	bl.Spec.Loader.ImagePullPolicy = corev1.PullAlways
+	if im := ResolveImages(bl, "operator:1", "default-loader", corev1.PullNever); im.PullPolicy != corev1.PullAlways {
+		t.Errorf("spec.loader.imagePullPolicy wins: %q", im.PullPolicy)
+	}
+	bl.Spec.Loader.ImagePullPolicy = ""
 
 	if wf.Name != WorkflowName(bl, "rev-1", 2) || wf.Namespace != "rdf" || wf.Labels[LabelAttempt] != "2" || wf.Annotations[AnnotationRevision] != "rev-1" {
 		t.Fatalf("metadata: %+v", wf.ObjectMeta)
@@ -184,10 +197,11 @@ func TestRetryStrategyFollowsExitCodes(t *testing.T) {
 			t.Fatalf("%s: %+v", tp.Name, rs)
 		}
 	}
-	if got := RetryExpression(StepLoad); got != `lastRetry.status == "Error" || asInt(lastRetry.exitCode) in [6, 75]` {
+	const notRejected = `!(lastRetry.message contains "is forbidden:" || lastRetry.message contains "denied the request" || lastRetry.message contains "is invalid:")`
+	if got := RetryExpression(StepLoad); got != `(lastRetry.status == "Error" && `+notRejected+`) || asInt(lastRetry.exitCode) in [6, 75]` {
 		t.Errorf("load: %s", got)
 	}
-	if got := RetryExpression(StepFetch); got != `lastRetry.status == "Error" || asInt(lastRetry.exitCode) in [75]` {
+	if got := RetryExpression(StepFetch); got != `(lastRetry.status == "Error" && `+notRejected+`) || asInt(lastRetry.exitCode) in [75]` {
 		t.Errorf("fetch: %s", got)
 	}
 	// The expression and the classification agree.
@@ -336,5 +350,95 @@ func TestHandoffPodTemplate(t *testing.T) {
 	}
 	if _, err := HandoffPodTemplate(tmpl, "missing", "c", "rev"); err == nil || !strings.Contains(err.Error(), `no volume "missing"`) {
 		t.Errorf("missing volume: %v", err)
+	}
+}
+
+// Every step pod is placed by spec.build (Argo copies the workflow's nodeSelector,
+// tolerations and affinity to each pod), the attempt is bounded by the deadline, and
+// the fetch step, the first pod, mounts both build volumes so that a
+// WaitForFirstConsumer class binds them on one node.
+func TestWorkflowPlacementDeadlineAndFetchVolumes(t *testing.T) {
+	bl := testBulkLoad()
+	wf := Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: Images{Fetch: "f", Loader: "l", Validate: "v"}})
+	if wf.Spec.NodeSelector != nil || wf.Spec.Tolerations != nil || wf.Spec.Affinity != nil {
+		t.Errorf("no placement asked for: %v %v %v", wf.Spec.NodeSelector, wf.Spec.Tolerations, wf.Spec.Affinity)
+	}
+	if wf.Spec.ActiveDeadlineSeconds == nil || *wf.Spec.ActiveDeadlineSeconds != 24*3600 {
+		t.Errorf("default deadline: %v", wf.Spec.ActiveDeadlineSeconds)
+	}
+
+	bl.Spec.Build = rdfv1.BuildSpec{
+		NodeSelector: map[string]string{"example.com/nvme": "true"},
+		Tolerations:  []corev1.Toleration{{Key: "example.com/rdf-build", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}},
+		}}},
+		Deadline: &metav1.Duration{Duration: 90 * time.Minute},
+	}
+	wf = Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: Images{Fetch: "f", Loader: "l", Validate: "v"}})
+	if wf.Spec.NodeSelector["example.com/nvme"] != "true" || len(wf.Spec.Tolerations) != 1 || wf.Spec.Tolerations[0].Key != "example.com/rdf-build" ||
+		wf.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions[0].Key != "zone" {
+		t.Errorf("placement: %v %v %+v", wf.Spec.NodeSelector, wf.Spec.Tolerations, wf.Spec.Affinity)
+	}
+	if *wf.Spec.ActiveDeadlineSeconds != 5400 {
+		t.Errorf("deadline: %d", *wf.Spec.ActiveDeadlineSeconds)
+	}
+	// Templates set none of their own: Argo would prefer a template's over the workflow's.
+	for _, tp := range wf.Spec.Templates {
+		if tp.NodeSelector != nil || tp.Tolerations != nil || tp.Affinity != nil || tp.ActiveDeadlineSeconds != nil {
+			t.Errorf("%s overrides the workflow's placement or deadline", tp.Name)
+		}
+	}
+	// The builder copies: changing the workflow does not change the BulkLoad.
+	wf.Spec.NodeSelector["x"] = "y"
+	if _, ok := bl.Spec.Build.NodeSelector["x"]; ok {
+		t.Error("the workflow shares the spec's node selector map")
+	}
+
+	claims := map[string]string{}
+	for _, v := range wf.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			claims[v.Name] = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	var fetch *wfv1.Template
+	for i := range wf.Spec.Templates {
+		if wf.Spec.Templates[i].Name == StepFetch {
+			fetch = &wf.Spec.Templates[i]
+		}
+	}
+	mounted := map[string]corev1.VolumeMount{}
+	for _, m := range fetch.Container.VolumeMounts {
+		mounted[m.Name] = m
+	}
+	for name := range claims {
+		if _, ok := mounted[name]; !ok {
+			t.Errorf("the fetch pod does not mount volume %s (claim %s): it could bind on another node than the load pod needs", name, claims[name])
+		}
+	}
+	if m := mounted["data"]; !m.ReadOnly || m.MountPath != "/data" {
+		t.Errorf("fetch mounts the database volume read-only: %+v", m)
+	}
+}
+
+func TestFetchResources(t *testing.T) {
+	bl := testBulkLoad()
+	fetchOf := func() *corev1.Container {
+		wf := Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: Images{Fetch: "f", Loader: "l", Validate: "v"}})
+		for _, tp := range wf.Spec.Templates {
+			if tp.Name == StepFetch {
+				return tp.Container
+			}
+		}
+		t.Fatal("no fetch step")
+		return nil
+	}
+	r := fetchOf().Resources
+	if r.Requests.Cpu().String() != "250m" || r.Requests.Memory().String() != "256Mi" || r.Limits.Memory().String() != "1Gi" {
+		t.Errorf("default fetch resources: %+v", r)
+	}
+	bl.Spec.Fetch.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
+	if r := fetchOf().Resources; r.Requests.Cpu().String() != "2" || r.Limits != nil || r.Requests.Memory().Sign() != 0 {
+		t.Errorf("the spec's fetch resources replace the defaults: %+v", r)
 	}
 }

@@ -1,9 +1,13 @@
 package specs
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
@@ -47,16 +51,22 @@ const (
 	entrypointTemplate = "build"
 )
 
-// Images are the container images of the build steps.
+// Images are the container images of the build steps and their pull policy.
 type Images struct {
 	Fetch    string
 	Loader   string
 	Validate string
+	// PullPolicy of every step's image; empty leaves it to Kubernetes.
+	PullPolicy corev1.PullPolicy
 }
 
-// ResolveImages fills the spec's images from the operator's defaults.
-func ResolveImages(bl *rdfv1.BulkLoad, defaultFetch, defaultLoader string) Images {
-	im := Images{Fetch: bl.Spec.Fetch.Image, Loader: bl.Spec.Loader.Image, Validate: bl.Spec.Validate.Image}
+// ResolveImages fills the spec's images (and loader.imagePullPolicy) from the
+// operator's defaults.
+func ResolveImages(bl *rdfv1.BulkLoad, defaultFetch, defaultLoader string, defaultPullPolicy corev1.PullPolicy) Images {
+	im := Images{Fetch: bl.Spec.Fetch.Image, Loader: bl.Spec.Loader.Image, Validate: bl.Spec.Validate.Image, PullPolicy: bl.Spec.Loader.ImagePullPolicy}
+	if im.PullPolicy == "" {
+		im.PullPolicy = defaultPullPolicy
+	}
 	if im.Fetch == "" {
 		im.Fetch = defaultFetch
 	}
@@ -96,6 +106,7 @@ func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
 		volumes = append(volumes, *ca)
 	}
 
+	build := &bl.Spec.Build
 	wf := &wfv1.Workflow{
 		TypeMeta: metav1.TypeMeta{APIVersion: wfv1.SchemeGroupVersion.String(), Kind: "Workflow"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -109,6 +120,16 @@ func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
 			Entrypoint:         entrypointTemplate,
 			ServiceAccountName: bl.Spec.ServiceAccountName,
 			SecurityContext:    podSecurityContext(),
+			// Argo adds its init and wait containers without a security context; the
+			// patch, applied after they are added, makes the pods pass "restricted".
+			PodSpecPatch: ExecutorPodSpecPatch(),
+			// Every step pod runs where the build volumes can be: the fetch pod binds
+			// them (WaitForFirstConsumer) on a node these constraints allow.
+			NodeSelector: maps.Clone(build.NodeSelector),
+			Tolerations:  slices.Clone(build.Tolerations),
+			Affinity:     build.Affinity.DeepCopy(),
+			// A build that cannot finish (pods never scheduled, a hung step) ends.
+			ActiveDeadlineSeconds: ptr.To(int64(build.EffectiveDeadline() / time.Second)),
 			// Failed pods stay for their logs; the controller deletes old workflows.
 			PodGC:   &wfv1.PodGC{Strategy: wfv1.PodGCOnPodSuccess},
 			Volumes: volumes,
@@ -121,16 +142,16 @@ func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
 						{Steps: []wfv1.WorkflowStep{{Name: StepValidate, Template: StepValidate}}},
 					},
 				},
-				fetchTemplate(bl, p.Images.Fetch, p.ExpectRevision),
-				loadTemplate(bl, p.Images.Loader),
-				validateTemplate(bl, p.Images.Validate),
+				fetchTemplate(bl, p.Images, p.ExpectRevision),
+				loadTemplate(bl, p.Images),
+				validateTemplate(bl, p.Images),
 			},
 		},
 	}
 	return wf
 }
 
-func fetchTemplate(bl *rdfv1.BulkLoad, image, expectRevision string) wfv1.Template {
+func fetchTemplate(bl *rdfv1.BulkLoad, images Images, expectRevision string) wfv1.Template {
 	src := &bl.Spec.Source
 	args := []string{"--endpoint", src.Endpoint, "--bucket", src.Bucket}
 	if src.Prefix != "" {
@@ -152,6 +173,9 @@ func fetchTemplate(bl *rdfv1.BulkLoad, image, expectRevision string) wfv1.Templa
 	}
 	mounts := []corev1.VolumeMount{
 		{Name: volumeScratch, MountPath: ScratchMountPath},
+		// Not written by fetch: mounted so that the first pod of the build uses both
+		// volumes, and a WaitForFirstConsumer class binds them on the same node.
+		{Name: volumeData, MountPath: DataMountPath, ReadOnly: true},
 		{Name: volumeTmp, MountPath: "/tmp"},
 	}
 	if src.CASecretRef != nil || src.CAConfigMapRef != nil {
@@ -168,12 +192,12 @@ func fetchTemplate(bl *rdfv1.BulkLoad, image, expectRevision string) wfv1.Templa
 
 	c := &corev1.Container{
 		Name:            "main",
-		Image:           image,
-		ImagePullPolicy: bl.Spec.Loader.ImagePullPolicy,
+		Image:           images.Fetch,
+		ImagePullPolicy: images.PullPolicy,
 		Command:         []string{"rdf-bulkload-fetch"},
 		Args:            args,
 		Env:             credentialsEnv(src.CredentialsSecretRef),
-		Resources:       *bl.Spec.Fetch.Resources.DeepCopy(),
+		Resources:       bl.Spec.Fetch.EffectiveResources(),
 		Ports:           metricsPorts(),
 		VolumeMounts:    mounts,
 		SecurityContext: containerSecurityContext(),
@@ -223,12 +247,12 @@ func metricsMetadata() wfv1.Metadata {
 	}}
 }
 
-func loadTemplate(bl *rdfv1.BulkLoad, image string) wfv1.Template {
+func loadTemplate(bl *rdfv1.BulkLoad, images Images) wfv1.Template {
 	// No shell: the loader creates --tmpdir itself and takes the input directory as is.
 	c := &corev1.Container{
 		Name:            "main",
-		Image:           image,
-		ImagePullPolicy: bl.Spec.Loader.ImagePullPolicy,
+		Image:           images.Loader,
+		ImagePullPolicy: images.PullPolicy,
 		Command:         []string{"rdf-bulkload"},
 		Args:            LoaderArgs(bl),
 		Resources:       *bl.Spec.Loader.Resources.DeepCopy(),
@@ -253,15 +277,15 @@ func loadTemplate(bl *rdfv1.BulkLoad, image string) wfv1.Template {
 	}
 }
 
-func validateTemplate(bl *rdfv1.BulkLoad, image string) wfv1.Template {
+func validateTemplate(bl *rdfv1.BulkLoad, images Images) wfv1.Template {
 	res := bl.Spec.Validate.Resources.DeepCopy()
 	if len(res.Limits) == 0 && len(res.Requests) == 0 {
 		res = bl.Spec.Loader.Resources.DeepCopy()
 	}
 	c := &corev1.Container{
 		Name:            "main",
-		Image:           image,
-		ImagePullPolicy: bl.Spec.Loader.ImagePullPolicy,
+		Image:           images.Validate,
+		ImagePullPolicy: images.PullPolicy,
 		Command:         []string{"rdf-bulkload-validate"},
 		Args:            []string{"--loc", DatabasePath},
 		Resources:       *res,
@@ -276,14 +300,40 @@ func validateTemplate(bl *rdfv1.BulkLoad, image string) wfv1.Template {
 }
 
 // RetryExpression is the Argo retry condition of a step: pod errors (evicted,
-// node lost) and the step's retryable exit codes; final codes stop at once.
+// node lost) and the step's retryable exit codes; final codes stop at once, and so
+// does a pod the API server refused (admission: Pod Security, LimitRange, a
+// webhook; or an invalid pod), which would be refused again.
 func RetryExpression(step string) string {
 	codes := retryableCodes(step)
 	parts := make([]string, len(codes))
 	for i, c := range codes {
 		parts[i] = strconv.Itoa(int(c))
 	}
-	return fmt.Sprintf(`lastRetry.status == "Error" || asInt(lastRetry.exitCode) in [%s]`, strings.Join(parts, ", "))
+	rejected := make([]string, len(PodRejectedMarkers))
+	for i, m := range PodRejectedMarkers {
+		rejected[i] = fmt.Sprintf("lastRetry.message contains %q", m)
+	}
+	return fmt.Sprintf(`(lastRetry.status == "Error" && !(%s)) || asInt(lastRetry.exitCode) in [%s]`,
+		strings.Join(rejected, " || "), strings.Join(parts, ", "))
+}
+
+// PodRejectedMarkers are the parts of the message Argo records on a step whose pod
+// the API server refused to create: `pods "x" is forbidden: violates PodSecurity ...`
+// (also LimitRange), `admission webhook "w" denied the request: ...`, or
+// `Pod "x" is invalid: ...` (e.g. a malformed toleration from spec.build). A
+// ResourceQuota refusal never gets here: Argo takes it as transient and leaves the
+// step Pending until there is quota (workflow/controller requeueIfTransientErr).
+var PodRejectedMarkers = []string{"is forbidden:", "denied the request", "is invalid:"}
+
+// IsPodRejected says whether a step's failure message is the API server refusing its
+// pod; it agrees with the retry expression, which does not retry such a step.
+func IsPodRejected(message string) bool {
+	for _, m := range PodRejectedMarkers {
+		if strings.Contains(message, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func retryStrategy(bl *rdfv1.BulkLoad, step string) *wfv1.RetryStrategy {
@@ -362,6 +412,55 @@ func podSecurityContext() *corev1.PodSecurityContext {
 		FSGroup:             ptr.To(NonRootUID),
 		FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
 		SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// Names of the containers Argo puts into every step pod next to "main" (Argo v4:
+// workflow/common InitContainerName, WaitContainerName, MainContainerName).
+const (
+	ArgoInitContainer = "init"
+	ArgoWaitContainer = "wait"
+	ArgoMainContainer = "main"
+)
+
+// ExecutorPodSpecPatch is the workflow's podSpecPatch: Argo (workflow/controller
+// workflowpod.go, createWorkflowPod) builds each step pod, adds its "init" and "wait"
+// containers with the executor's security context (none unless the controller's
+// config sets one), then strategic-merges this patch into the pod spec. Containers
+// merge by name, so it gives those containers, and "main", what the "restricted"
+// Pod Security Standard asks of every container: allowPrivilegeEscalation false, all
+// capabilities dropped, non-root, RuntimeDefault seccomp (the last two also come from
+// the pod's security context). It names only containers every step pod has: a name
+// missing from the pod would be added as a container without an image.
+func ExecutorPodSpecPatch() string {
+	type containerPatch struct {
+		Name            string                  `json:"name"`
+		SecurityContext *corev1.SecurityContext `json:"securityContext"`
+	}
+	sc := func(name string) containerPatch {
+		return containerPatch{Name: name, SecurityContext: restrictedSecurityContext()}
+	}
+	patch := struct {
+		InitContainers []containerPatch `json:"initContainers"`
+		Containers     []containerPatch `json:"containers"`
+	}{
+		InitContainers: []containerPatch{sc(ArgoInitContainer)},
+		Containers:     []containerPatch{sc(ArgoWaitContainer), sc(ArgoMainContainer)},
+	}
+	// Marshalling plain structs cannot fail.
+	data, _ := json.Marshal(patch)
+	return string(data)
+}
+
+// restrictedSecurityContext is what the "restricted" Pod Security Standard requires of
+// a container, without readOnlyRootFilesystem (Argo's executor containers are not
+// known to work with it, see argoproj/argo-workflows#10787).
+func restrictedSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsNonRoot:             ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}
 }
 

@@ -24,6 +24,11 @@ const (
 	ReasonInvalidSpec      = "InvalidSpec"
 	ReasonBuildFailed      = "BuildFailed"
 	ReasonServingPending   = "ServingPending"
+	// ReasonDependencyMissing: an API the operator needs (Argo Workflows, VolumeSnapshots) is not installed.
+	ReasonDependencyMissing = "DependencyMissing"
+	// ReasonStepPodPending: a build step's pod has not started for a while (unschedulable,
+	// image pull failing...); the message carries what Kubernetes says about it.
+	ReasonStepPodPending = "StepPodPending"
 )
 
 // SetProgressing records a build under way in the given phase: Reconciling=True,
@@ -50,6 +55,19 @@ func SetStalled(st *rdfv1.BulkLoadStatus, generation int64, reason, message stri
 	set(st, generation, rdfv1.ConditionStalled, metav1.ConditionTrue, reason, message)
 	set(st, generation, rdfv1.ConditionReconciling, metav1.ConditionFalse, reason, "")
 	set(st, generation, rdfv1.ConditionReady, metav1.ConditionFalse, reason, message)
+}
+
+// SetDependencyMissing records that the cluster lacks an API the operator needs:
+// Stalled=True until it is installed (the operator checks again by itself),
+// Reconciling=False, Ready=False. The phase stays (Pending when there is none yet):
+// nothing was built and nothing failed.
+func SetDependencyMissing(st *rdfv1.BulkLoadStatus, generation int64, message string) {
+	if st.Phase == "" || st.Phase == rdfv1.PhaseReady {
+		st.Phase = rdfv1.PhasePending
+	}
+	set(st, generation, rdfv1.ConditionStalled, metav1.ConditionTrue, ReasonDependencyMissing, message)
+	set(st, generation, rdfv1.ConditionReconciling, metav1.ConditionFalse, ReasonDependencyMissing, "")
+	set(st, generation, rdfv1.ConditionReady, metav1.ConditionFalse, ReasonDependencyMissing, message)
 }
 
 func set(st *rdfv1.BulkLoadStatus, generation int64, typ string, s metav1.ConditionStatus, reason, message string) {

@@ -31,6 +31,8 @@ func TestKstatusConditions(t *testing.T) {
 			rdfv1.PhaseReady, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonBuilt},
 		"stalled": {func(st *rdfv1.BulkLoadStatus) { SetStalled(st, 7, "BadInput", "line 3") },
 			rdfv1.PhaseFailed, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, "BadInput"},
+		"dependency missing": {func(st *rdfv1.BulkLoadStatus) { SetDependencyMissing(st, 7, "install Argo Workflows") },
+			rdfv1.PhasePending, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, ReasonDependencyMissing},
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := &rdfv1.BulkLoadStatus{}
@@ -110,5 +112,20 @@ func TestPhaseTransition(t *testing.T) {
 	}
 	if _, ok := PhaseTransition(a, a); ok {
 		t.Error("no transition")
+	}
+}
+
+// A missing dependency keeps the phase of a build under way: nothing failed.
+func TestDependencyMissingKeepsThePhase(t *testing.T) {
+	st := &rdfv1.BulkLoadStatus{}
+	SetProgressing(st, 1, rdfv1.PhaseLoading, ReasonBuilding, "step load")
+	SetDependencyMissing(st, 1, "the API server does not serve Workflow (argoproj.io/v1alpha1)")
+	if st.Phase != rdfv1.PhaseLoading || !IsTrue(st, rdfv1.ConditionStalled) || conds(st)["Stalled"].Message == "" {
+		t.Errorf("%+v", st)
+	}
+	st = &rdfv1.BulkLoadStatus{}
+	SetDependencyMissing(st, 1, "m")
+	if st.Phase != rdfv1.PhasePending {
+		t.Errorf("a new BulkLoad is Pending: %q", st.Phase)
 	}
 }

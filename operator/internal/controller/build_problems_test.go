@@ -1,0 +1,166 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+)
+
+// The workflow the controller stores carries spec.build (placement on every step pod,
+// the attempt's deadline) and the podSpecPatch that makes Argo's own containers
+// pass the restricted Pod Security Standard, and its fetch step binds both volumes.
+func TestWorkflowCarriesPlacementDeadlineAndPodSecurityPatch(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	bl := newBulkLoad(ns, "placed")
+	bl.Spec.Build = rdfv1.BuildSpec{
+		NodeSelector: map[string]string{"example.com/nvme": "true"},
+		Tolerations:  []corev1.Toleration{{Key: "example.com/rdf-build", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		Deadline:     &metav1.Duration{Duration: 6 * time.Hour},
+	}
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	_, wf := waitForWorkflow(t, client.ObjectKeyFromObject(bl))
+	g.Expect(wf.Spec.NodeSelector).To(Equal(bl.Spec.Build.NodeSelector))
+	g.Expect(wf.Spec.Tolerations).To(Equal(bl.Spec.Build.Tolerations))
+	g.Expect(*wf.Spec.ActiveDeadlineSeconds).To(Equal(int64(6 * 3600)))
+	g.Expect(wf.Spec.PodSpecPatch).To(Equal(specs.ExecutorPodSpecPatch()))
+	g.Expect(wf.Spec.PodSpecPatch).To(And(ContainSubstring(`"name":"init"`), ContainSubstring(`"name":"wait"`)))
+	fetch := templateNamed(wf, "fetch")
+	var mounted []string
+	for _, m := range fetch.Container.VolumeMounts {
+		mounted = append(mounted, m.Name)
+	}
+	g.Expect(mounted).To(ContainElements("data", "scratch"))
+	g.Expect(fetch.Container.Resources.Requests).NotTo(BeEmpty(), "the fetch pod tells the scheduler what it needs")
+}
+
+// A step pod that stays Pending (here unschedulable: a taint nobody tolerates) is named
+// in the BulkLoad's conditions with the scheduler's message, and in a Warning event,
+// once it has waited stepPendingReportAfter; a pod pending for a short while is not.
+func TestPendingStepPodIsReported(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	bl := newBulkLoad(ns, "unschedulable")
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	bl, wf := waitForWorkflow(t, key)
+	argo := argoControllerStandIn{t: t}
+	wfKey := client.ObjectKeyFromObject(wf)
+
+	argo.pending(wfKey, "fetch", time.Now().Add(-10*time.Second), "ContainerCreating")
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseFetching))
+		c := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReconciling)
+		g.Expect(c.Reason).To(Equal("Building"))
+	})
+
+	why := "Unschedulable: 0/1 nodes are available: 1 node(s) had untolerated taint {example.com/rdf-build: }. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+	since := time.Now().Add(-stepPendingReportAfter - time.Minute)
+	argo.pending(wfKey, "fetch", since, why)
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		c := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReconciling)
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(c.Reason).To(Equal("StepPodPending"))
+		g.Expect(c.Message).To(ContainSubstring("the fetch pod " + wf.Name + "-fetch-"))
+		g.Expect(c.Message).To(ContainSubstring(why))
+		ready := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReady)
+		g.Expect(ready.Message).To(ContainSubstring("untolerated taint"))
+		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseFetching))
+		g.Expect(eventReasons(g, bl)).To(HaveKeyWithValue("StepPodPending", And(HavePrefix("Warning"), ContainSubstring("untolerated taint"))))
+	})
+
+	// Scheduled at last: the condition says so.
+	argo.running(wfKey, "load")
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		g.Expect(meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReconciling).Reason).To(Equal("Building"))
+		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseLoading))
+	})
+}
+
+// A pod refused by admission (here Pod Security "restricted") fails the build at once,
+// with the API server's message in the Stalled condition: no further attempt would
+// be admitted either.
+func TestRejectedPodStallsWithTheAdmissionMessage(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	bl := newBulkLoad(ns, "rejected")
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	bl, wf := waitForWorkflow(t, key)
+	msg := `pods "` + wf.Name + `-fetch-1" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (containers "init", "wait" must set securityContext.allowPrivilegeEscalation=false)`
+	argoControllerStandIn{t: t}.rejected(client.ObjectKeyFromObject(wf), "fetch", msg)
+
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseFailed))
+	})
+	stalled := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionStalled)
+	g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(stalled.Reason).To(Equal("PodRejected"))
+	g.Expect(stalled.Message).To(ContainSubstring("violates PodSecurity"))
+	g.Expect(bl.Status.LastFailure.Retryable).To(BeFalse())
+	g.Expect(bl.Status.RetryAfter).To(BeNil())
+	g.Expect(workflowsOf(g, bl)).To(HaveLen(1), "no second attempt")
+}
+
+// Objects without the operator's labels are not in its cache; its children and every
+// BulkLoad are, without managedFields.
+func TestCacheHoldsOnlyTheOperatorsChildren(t *testing.T) {
+	c := startController(t)
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	bl := newBulkLoad(ns, "cached")
+	bl.Spec.Serving = nil
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	_, wf := waitForWorkflow(t, client.ObjectKeyFromObject(bl))
+
+	// The user's own objects of the same kinds, and one labelled managed-by only.
+	claim := func(name string, labels map[string]string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: bl.Spec.Database.Size}},
+			},
+		}
+	}
+	g.Expect(k8s.Create(ctx, claim("user-data", nil))).To(Succeed())
+	g.Expect(k8s.Create(ctx, claim("half-labelled", map[string]string{specs.LabelManagedBy: specs.ManagedBy}))).To(Succeed())
+	userWf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "user-workflow"},
+		Spec: wfv1.WorkflowSpec{Entrypoint: "main", Templates: []wfv1.Template{{Name: "main", Container: &corev1.Container{Image: "busybox"}}}}}
+	g.Expect(k8s.Create(ctx, userWf)).To(Succeed())
+
+	cache := c.reconciler.Client // reads go through the manager's cache
+	time.Sleep(time.Second)      // let the informers see the new objects, if they would
+	pvcs := &corev1.PersistentVolumeClaimList{}
+	g.Expect(cache.List(ctx, pvcs, client.InNamespace(ns))).To(Succeed())
+	var names []string
+	for _, p := range pvcs.Items {
+		names = append(names, p.Name)
+		g.Expect(p.ManagedFields).To(BeEmpty())
+	}
+	g.Expect(names).To(ConsistOf(specs.DataClaimName(bl, wf.Annotations[specs.AnnotationRevision]), specs.ScratchClaimName(bl, wf.Annotations[specs.AnnotationRevision])))
+	wfs := &wfv1.WorkflowList{}
+	g.Expect(cache.List(ctx, wfs, client.InNamespace(ns))).To(Succeed())
+	g.Expect(wfs.Items).To(HaveLen(1))
+	g.Expect(wfs.Items[0].Name).To(Equal(wf.Name))
+	err := cache.Get(ctx, client.ObjectKeyFromObject(userWf), &wfv1.Workflow{})
+	g.Expect(err).To(HaveOccurred(), "an unlabelled workflow is not cached")
+	// BulkLoads carry no labels and are all cached.
+	g.Expect(cache.Get(ctx, client.ObjectKeyFromObject(bl), &rdfv1.BulkLoad{})).To(Succeed())
+}

@@ -24,7 +24,6 @@
 # DNS: CoreDNS answers cluster.local (and reverse zones) only; it forwards nothing.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CACHE=${RDF_BULKLOAD_CACHE:-$HOME/.cache/rdf-bulkload}
 STATE=${LOCAL_CLUSTER_STATE:-/var/lib/rdf-bulkload-cluster}   # etcd, containerd, kubelet, volumes
 RUN=${LOCAL_CLUSTER_RUN:-/run/rdf-bulkload-cluster}            # sockets, pid files, containerd state
 OUT=${LOCAL_CLUSTER_OUT:-$ROOT/out/local-cluster}               # kubeconfig and logs for the user
@@ -290,6 +289,7 @@ EOF
 argo_up() {
   $KUBECTL create namespace argo --dry-run=client -o yaml | $KUBECTL apply -f - >/dev/null
   $KUBECTL -n argo apply --server-side -f "$RDF_BULKLOAD_ARGO_MANIFESTS/install-controller.yaml" >/dev/null
+  # shellcheck disable=SC2086 # KUBECTL is a command line
   wait_for "Argo workflow-controller" 300 $KUBECTL -n argo rollout status deployment/workflow-controller --timeout 1s
 }
 
@@ -328,7 +328,7 @@ down() {
   stop_component containerd
   # shims of pod sandboxes outlive containerd
   for f in "$RUN"/containerd/io.containerd.runtime.v2.task/k8s.io/*/shim.pid; do
-    [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null || true
+    if [ -f "$f" ]; then kill -9 "$(cat "$f")" 2>/dev/null || true; fi
   done
   stop_component csi-driver
   stop_component kube-apiserver
@@ -337,7 +337,7 @@ down() {
   pkill -9 -f -- "$STATE/" 2>/dev/null || true
   pkill -9 -f -- "$RUN/" 2>/dev/null || true
   # mounts: volumes, pod directories, containerd snapshots, network namespaces
-  grep -E " ($STATE|$RUN)[/ ]" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  grep -E " ($STATE|$RUN)[/ ]" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done || true
   for n in /var/run/netns/cni-*; do
     [ -e "$n" ] || continue
     if ip netns exec "$(basename "$n")" ip -br addr 2>/dev/null | grep -q "10\.244\.0\."; then ip netns del "$(basename "$n")" 2>/dev/null || true; fi
@@ -345,26 +345,31 @@ down() {
   # iptables: kube-proxy's chains, the portmap plugin's, and our isolation chain
   KUBE_BIN=$(cat "$STATE/kube-bin" 2>/dev/null || true)
   if [ -n "$KUBE_BIN" ] && [ -x "$KUBE_BIN/kube-proxy" ]; then "$KUBE_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true; fi
-  if command -v iptables >/dev/null; then
-    iptables -D FORWARD -j "$FW_CHAIN" 2>/dev/null || true
-    iptables -F "$FW_CHAIN" 2>/dev/null || true; iptables -X "$FW_CHAIN" 2>/dev/null || true
-    for t in nat filter; do
-      iptables -t "$t" -S 2>/dev/null | awk '/^-A .*CNI-/ {print}' | sed 's/^-A/-D/' | while read -r r; do
-        # shellcheck disable=SC2086
-        iptables -t "$t" $r 2>/dev/null || true
+  # iptables: kube-proxy's, the kubelet's (KUBE-*), the portmap plugin's (CNI-*) and our
+  # isolation chain, in every table, for IPv4 and IPv6
+  local ipt t r ch
+  for ipt in iptables ip6tables; do
+    command -v "$ipt" >/dev/null || continue
+    for t in filter nat mangle raw; do
+      "$ipt" -t "$t" -S 2>/dev/null | grep -E -- "-j (KUBE-|CNI-|$FW_CHAIN)" | grep -vE "^-A (KUBE-|CNI-|$FW_CHAIN)" |
+        sed 's/^-A/-D/' | while read -r r; do eval "\"$ipt\" -t $t $r" 2>/dev/null || true; done || true
+      for ch in $("$ipt" -t "$t" -S 2>/dev/null | awk -v fw="$FW_CHAIN" '$1 == "-N" && ($2 ~ /^(KUBE-|CNI-)/ || $2 == fw) {print $2}'); do
+        "$ipt" -t "$t" -F "$ch" 2>/dev/null || true
       done
-      iptables -t "$t" -S 2>/dev/null | awk '/^-N CNI-/ {print $2}' | while read -r ch; do
-        iptables -t "$t" -F "$ch" 2>/dev/null || true; iptables -t "$t" -X "$ch" 2>/dev/null || true
+      for ch in $("$ipt" -t "$t" -S 2>/dev/null | awk -v fw="$FW_CHAIN" '$1 == "-N" && ($2 ~ /^(KUBE-|CNI-)/ || $2 == fw) {print $2}'); do
+        "$ipt" -t "$t" -X "$ch" 2>/dev/null || true
       done
     done
-  fi
+  done
   ip link del "$BRIDGE" 2>/dev/null || true
   if [ -f "$STATE/sysctl.saved" ]; then
     while read -r kv; do sysctl -qw "$kv" || true; done <"$STATE/sysctl.saved"
   fi
-  # the kubelet's cgroups (cgroupfs driver, cgroup v1)
+  # the kubelet's and containerd's cgroups (cgroupfs driver), once empty
   for h in /sys/fs/cgroup/*/; do
-    [ -d "$h/kubepods" ] && find "$h/kubepods" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+    for c in kubepods k8s.io; do
+      if [ -d "$h$c" ]; then find "$h$c" -depth -type d -exec rmdir {} \; 2>/dev/null || true; fi
+    done
   done
   rm -rf "$STATE" "$RUN" "$OUT/kubeconfig"
   log "down: processes, mounts, bridge $BRIDGE, iptables rules and $STATE removed"

@@ -485,7 +485,7 @@ func (s *suite) watchPhases(ctx context.Context) {
 			s.mu.Lock()
 			if phase != "" && (len(s.phases) == 0 || s.phases[len(s.phases)-1] != phase) {
 				s.phases = append(s.phases, phase)
-				s.t.Logf("BulkLoad phase: %s", phase)
+				s.t.Logf("BulkLoad phase: %s (%.0f s after it was applied)", phase, time.Since(u.GetCreationTimestamp().Time).Seconds())
 			}
 			s.mu.Unlock()
 		}
@@ -860,8 +860,8 @@ func (s *suite) queryFuseki(ctx context.Context, status map[string]any, nt, nq s
 	if triples != wantTriples || quads != wantQuads {
 		s.t.Fatalf("Fuseki serves %d triples and %d quads, the BulkLoad loaded %d and %d", triples, quads, wantTriples, wantQuads)
 	}
-	s.t.Logf("Fuseki serves the handed-off database: %d triples, %d quads (from %s, %s)", triples, quads,
-		filepath.Base(nt), filepath.Base(nq))
+	s.t.Logf("Fuseki serves the handed-off database: %d triples, %d quads (from %s, %s); status.load: %v", triples, quads,
+		filepath.Base(nt), filepath.Base(nq), load)
 	// The same probes as e2e-local, answered by Fuseki over Jena's own load of the same dumps.
 	if os.Getenv("E2E_COMPARE_WITH_JENA") == "0" {
 		s.t.Logf("E2E_COMPARE_WITH_JENA=0: answers not compared with Jena's own load")

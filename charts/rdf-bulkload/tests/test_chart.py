@@ -141,7 +141,26 @@ def test_manager_deployment():
     assert svc['spec']['ports'][0]['targetPort'] == 'metrics'
     lease = find(objs, 'Role', 'rdf-bulkload-leader-election')[0]
     assert any('leases' in r['resources'] for r in lease['rules'])
+    # leader election records its transitions as core/v1 Events (seen refused on a real cluster)
+    assert any('' in r['apiGroups'] and 'events' in r['resources'] and 'create' in r['verbs']
+               for r in lease['rules']), lease['rules']
     assert not [o for o in objs if o['kind'] in ('ServiceMonitor', 'Secret') or 'fuseki' in o['metadata']['name']]
+
+
+def test_fuseki_starts_before_the_first_handoff():
+    """Before a BulkLoad hands a database off, the databases volume is the chart's emptyDir: the
+    directory Fuseki's --loc names must exist in it (else Fuseki exits and `helm install --wait`
+    never completes, as seen on a real cluster), and after the handoff it must be the database
+    directory of the restored volume (the build writes it as db/ at the volume's root)."""
+    objs = objects(render(None, 'fuseki.enabled=true'))
+    pod = find(objs, 'Deployment', 'rdf-bulkload-fuseki')[0]['spec']['template']['spec']
+    c = pod['containers'][0]
+    loc = c['args'][c['args'].index('--loc') + 1]
+    mount = [m for m in c['volumeMounts'] if m['name'] == 'databases'][0]
+    assert mount['mountPath'] == loc and mount.get('subPath') == 'db', (loc, mount)
+    spec_go = open(os.path.join(ROOT, 'operator/internal/specs/workflow.go')).read()
+    assert 'DatabasePath     = "/data/db"' in spec_go, \
+        'the build no longer writes the database as db/ at the volume root'
 
 
 def test_workflow_service_account():

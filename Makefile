@@ -31,8 +31,9 @@ test: test-loader test-fuzz test-source test-operator test-bench test-chart test
 loader: ## Build the rdf-bulkload binary (release).
 	cd $(LOADER_DIR) && $(CARGO) build --release --locked
 
+# (Jena first: tdb2-nodeid's differential test runs Jena, and fails without it under CI=true)
 .PHONY: test-loader-unit
-test-loader-unit: ## Unit and property tests of the loader crates, and the kill/resume tests (crash points built in).
+test-loader-unit: tools-jena ## Unit and property tests of the loader crates, and the kill/resume tests (crash points built in).
 	cd $(LOADER_DIR) && $(CARGO) test --release --locked --workspace --features rdf-bulkload/failpoints --target-dir target/failpoints
 
 # Extra pytest options for the fidelity suites, e.g. PYTEST_ARGS="-k w3c -x".

@@ -342,7 +342,7 @@ down() {
     [ -e "$n" ] || continue
     if ip netns exec "$(basename "$n")" ip -br addr 2>/dev/null | grep -q "10\.244\.0\."; then ip netns del "$(basename "$n")" 2>/dev/null || true; fi
   done
-  # iptables: kube-proxy's chains, the portmap plugin's, and our isolation chain
+  # kube-proxy's own cleanup first; the loop below removes what any component left
   KUBE_BIN=$(cat "$STATE/kube-bin" 2>/dev/null || true)
   if [ -n "$KUBE_BIN" ] && [ -x "$KUBE_BIN/kube-proxy" ]; then "$KUBE_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true; fi
   # iptables: kube-proxy's, the kubelet's (KUBE-*), the portmap plugin's (CNI-*) and our

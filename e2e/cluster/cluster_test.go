@@ -177,7 +177,7 @@ func TestBulkLoadToFuseki(t *testing.T) {
 	s.checkStepPods()
 	s.scraped["operator (after the build)"] = s.scrapeOperatorOnce(ctx)
 	s.checkMetrics()
-	s.checkKstatus(ctx, final)
+	s.checkKstatus(final)
 	s.checkEvents(ctx)
 	s.checkPrinterColumns(ctx)
 	pvc := s.checkSnapshotAndRestore(ctx, final)
@@ -732,7 +732,7 @@ func (s *suite) checkMetrics() {
 
 // checkKstatus: what Argo CD and Flux compute from the BulkLoad (kstatus) is Current, with
 // Ready=True and neither Reconciling nor Stalled true.
-func (s *suite) checkKstatus(ctx context.Context, u *unstructured.Unstructured) {
+func (s *suite) checkKstatus(u *unstructured.Unstructured) {
 	res, err := status.Compute(u)
 	if err != nil {
 		s.t.Fatalf("kstatus: %v", err)

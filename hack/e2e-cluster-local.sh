@@ -16,8 +16,11 @@ teardown() {
   exit "$rc"
 }
 trap teardown EXIT
+# the suite's own test images, imported with the project's
+eval "$(bash "$ROOT/hack/build-e2e-images.sh" "$ROOT/out/e2e-images")"
+export E2E_SPARQL_POLL_IMAGE
 start=$(date +%s)
-bash "$ROOT/hack/local-cluster.sh" up
+EXTRA_IMAGES="$ROOT/out/e2e-images/sparql-poll.tar" bash "$ROOT/hack/local-cluster.sh" up
 echo "e2e-cluster-local: cluster up in $(($(date +%s) - start)) s" >&2
 KUBECONFIG=$OUT/kubeconfig E2E_IMAGE_PULL_POLICY=Never E2E_MINIO_IMAGE=${E2E_MINIO_IMAGE:-quay.io/minio/minio:RELEASE.local} \
   E2E_STORAGE_CLASS=${E2E_STORAGE_CLASS:-local-hostpath} E2E_SNAPSHOT_CLASS=${E2E_SNAPSHOT_CLASS:-local-hostpath-snapshots} \

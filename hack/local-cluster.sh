@@ -15,7 +15,8 @@
 # Kubernetes and etcd from the Go module proxy (hack/install-kube.sh), the CSI sidecars, CoreDNS,
 # Argo and the pause/argoexec/MinIO images likewise (hack/install-cluster-components.sh),
 # containerd, runc, CNI plugins and iptables from Debian. All cached under $RDF_BULKLOAD_CACHE.
-# Images in $IMAGES_DIR (default out/images, from `make images-oci`) are imported too.
+# Images in $IMAGES_DIR (default out/images, from `make images-oci`) are imported too, and the
+# archives listed in $EXTRA_IMAGES (the cluster suite's test images).
 #
 # Network: pods live on the bridge $BRIDGE ($POD_CIDR); they have routes to the pod and Service
 # ranges only, no masquerade, and a FORWARD rule drops anything from the bridge to any other
@@ -240,7 +241,8 @@ EOF
 
 import_images() {
   local f
-  for f in "$RDF_BULKLOAD_CLUSTER_IMAGES"/*.tar "$IMAGES_DIR"/*.tar; do
+  # shellcheck disable=SC2086 # EXTRA_IMAGES is a list of archives
+  for f in "$RDF_BULKLOAD_CLUSTER_IMAGES"/*.tar "$IMAGES_DIR"/*.tar ${EXTRA_IMAGES:-}; do
     [ -f "$f" ] || continue
     CTR images import --no-unpack "$f" >/dev/null 2>>"$OUT/logs/images.log" || die "importing $f failed (see $OUT/logs/images.log)"
     log "imported $(basename "$f")"

@@ -29,6 +29,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -123,7 +124,11 @@ type suite struct {
 	scraped  map[string][]string // endpoint (operator, load) -> metric names served during the build
 }
 
-func TestBulkLoadToFuseki(t *testing.T) {
+// newSuite connects to the cluster in KUBECONFIG (the test skips without one) and sets up what
+// every scenario starts from, as the README tells a user: a namespace enforcing the restricted
+// Pod Security Standard, the chart installed with Fuseki, a MinIO with a bucket, and the
+// credentials Secret the sample names. The namespace goes away when the test ends.
+func newSuite(t *testing.T) (*suite, context.Context) {
 	kubeconfig := os.Getenv("KUBECONFIG")
 	if kubeconfig == "" {
 		t.Skip("KUBECONFIG is not set: the cluster suite needs a cluster (see e2e/cluster/README.md)")
@@ -141,14 +146,13 @@ func TestBulkLoadToFuseki(t *testing.T) {
 		helm: env("HELM", "helm"), timeout: timeout,
 		stepLogs: map[string]string{}, scraped: map[string][]string{}}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+15*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 
 	s.createNamespace(ctx)
 	t.Cleanup(s.cleanup)
 	s.installChart(ctx)
 	s.startMinIO(ctx)
-	nt, nq := s.uploadDumps(ctx)
-
+	s.makeBucket(ctx)
 	// the credentials Secret the sample names, as the README tells a user to create it
 	if _, err := s.kube.CoreV1().Secrets(s.ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: secretName},
@@ -156,6 +160,13 @@ func TestBulkLoadToFuseki(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("credentials secret: %v", err)
 	}
+	return s, ctx
+}
+
+func TestBulkLoadToFuseki(t *testing.T) {
+	s, ctx := newSuite(t)
+	nt, nq := s.uploadDumps(ctx)
+
 	bl := s.sampleBulkLoad()
 	s.name = bl.GetName()
 	obsCtx, stopObservers := context.WithCancel(ctx)
@@ -296,6 +307,16 @@ func (s *suite) startMinIO(ctx context.Context) {
 	if err != nil {
 		s.t.Fatalf("minio secret: %v", err)
 	}
+	// the bucket on a PVC, so that it outlives a deleted MinIO pod (the fetch fault scenario)
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "minio-data"}, Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}}}}
+	if sc := os.Getenv("E2E_STORAGE_CLASS"); sc != "" {
+		pvc.Spec.StorageClassName = &sc
+	}
+	if _, err := s.kube.CoreV1().PersistentVolumeClaims(s.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		s.t.Fatalf("minio volume: %v", err)
+	}
 	no, yes, uid := false, true, int64(65532)
 	pull := corev1.PullPolicy(env("E2E_IMAGE_PULL_POLICY", "IfNotPresent"))
 	dep := &appsv1.Deployment{
@@ -321,7 +342,8 @@ func (s *suite) startMinIO(ctx context.Context) {
 							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 						VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "tmp", MountPath: "/tmp"}},
 					}},
-					Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+						PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "minio-data"}}},
 						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 				},
 			},
@@ -398,32 +420,81 @@ func (s *suite) runningPod(ctx context.Context, selector string) string {
 	return pods.Items[0].Name
 }
 
+// s3 is a MinIO client through a fresh port-forward to the MinIO pod running now (a deleted
+// MinIO pod is replaced by its Deployment); stop ends the port-forward.
+func (s *suite) s3(ctx context.Context) (*minio.Client, func()) {
+	var pod string
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := s.kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + minioName})
+		if err != nil {
+			return false, nil
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && podReady(&p) {
+				pod = p.Name
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		s.t.Fatalf("no ready MinIO pod: %v", err)
+	}
+	addr, stop, err := s.portForward(pod, 9000)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	mc, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(s.user, s.pass, "")})
+	if err != nil {
+		stop()
+		s.t.Fatal(err)
+	}
+	return mc, stop
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func (s *suite) makeBucket(ctx context.Context) {
+	mc, stop := s.s3(ctx)
+	defer stop()
+	if err := mc.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
+		s.t.Fatalf("make bucket: %v", err)
+	}
+}
+
+// upload puts local files under the key prefix p, then the completion marker p+"_SUCCESS"
+// unless marker is false: the marker goes last, as the README tells publishers.
+func (s *suite) upload(ctx context.Context, p string, marker bool, files ...string) {
+	mc, stop := s.s3(ctx)
+	defer stop()
+	for _, f := range files {
+		if _, err := mc.FPutObject(ctx, bucket, p+filepath.Base(f), f, minio.PutObjectOptions{}); err != nil {
+			s.t.Fatalf("upload %s: %v", f, err)
+		}
+	}
+	if marker {
+		if _, err := mc.PutObject(ctx, bucket, p+"_SUCCESS", bytes.NewReader(nil), 0, minio.PutObjectOptions{}); err != nil {
+			s.t.Fatalf("upload marker: %v", err)
+		}
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+	}
+	s.t.Logf("uploaded %v to s3://%s/%s (marker: %v)", names, bucket, p, marker)
+}
+
 func (s *suite) uploadDumps(ctx context.Context) (string, string) {
 	root := repoRoot(s.t)
 	nt := env("E2E_DATA_NT", filepath.Join(root, "examples", "catalog.ttl.gz"))
 	nq := env("E2E_DATA_NQ", filepath.Join(root, "examples", "catalog-graphs.nq.gz"))
-	addr, stop, err := s.portForward(s.runningPod(ctx, "app.kubernetes.io/name="+minioName), 9000)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer stop()
-	mc, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(s.user, s.pass, "")})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	if err := mc.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
-		s.t.Fatalf("make bucket: %v", err)
-	}
-	for _, f := range []string{nt, nq} {
-		if _, err := mc.FPutObject(ctx, bucket, prefix+filepath.Base(f), f, minio.PutObjectOptions{}); err != nil {
-			s.t.Fatalf("upload %s: %v", f, err)
-		}
-	}
-	// the completion marker goes last: the operator never builds from a half-uploaded prefix
-	if _, err := mc.PutObject(ctx, bucket, prefix+"_SUCCESS", bytes.NewReader(nil), 0, minio.PutObjectOptions{}); err != nil {
-		s.t.Fatalf("upload marker: %v", err)
-	}
-	s.t.Logf("uploaded %s and %s to s3://%s/%s", filepath.Base(nt), filepath.Base(nq), bucket, prefix)
+	s.upload(ctx, prefix, true, nt, nq)
 	return nt, nq
 }
 

@@ -1,0 +1,364 @@
+//go:build e2e
+
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// TestLifecycle runs the scenarios of lifecycle_helpers_test.go's header in order.
+func TestLifecycle(t *testing.T) {
+	s, ctx := newSuite(t)
+	rec := &record{workflows: map[string]map[string]string{}}
+	s.watchRecord(ctx, rec)
+	operatorLogs := s.captureLogs(ctx, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller-manager")
+	dir := t.TempDir()
+	buildTimeout := 10 * time.Minute
+
+	// --- 1. GitOps: a new dated dump set is built and handed off under traffic -------------------
+	s.name = weekly
+	bl := s.sampleBulkLoad()
+	bl.SetName(weekly)
+	setField(t, bl, weeklyPrefix+"*/", "spec", "source", "prefix")
+	setField(t, bl, weeklyPrefix+"*/_SUCCESS", "spec", "source", "completion", "marker")
+	setField(t, bl, []any{"*.nt.gz"}, "spec", "source", "include")
+	setField(t, bl, "strict", "spec", "loader", "onError")
+	unstructured.RemoveNestedField(bl.Object, "spec", "loader", "maxRejects")
+	setField(t, bl, map[string]any{"mode": "watch", "interval": watchInterval.String(), "settlePeriod": settlePeriod.String()}, "spec", "trigger")
+	dump := func(rev string, n int) string {
+		d := filepath.Join(dir, rev)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return writeDump(t, d, "dump.nt.gz", rev, n)
+	}
+	const rev1, rev2, rev3, rev4 = "2026-11-01", "2026-11-08", "2026-11-15", "2026-11-22"
+	s.upload(ctx, weeklyPrefix+rev1+"/", true, dump(rev1, 20000))
+	s.createBulkLoad(ctx, bl)
+	u := s.readyWith(ctx, weekly, "", buildTimeout)
+	r1 := statusString(u, "lastBuiltRevision")
+	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
+	if got := s.fusekiAnswer(ctx, revisionQuery); got != rev1 {
+		t.Fatalf("after the first build Fuseki answers %q, want %q", got, rev1)
+	}
+	s.startPoller(ctx)
+
+	// An upload without its marker starts nothing.
+	s.upload(ctx, weeklyPrefix+rev2+"/", false, dump(rev2, 20000))
+	time.Sleep(watchInterval + settlePeriod + 10*time.Second)
+	u = s.getBulkLoad(ctx, weekly)
+	if got := statusString(u, "lastBuiltRevision"); got != r1 || statusString(u, "sourceRevision") != "" || statusString(u, "phase") != "Ready" {
+		t.Fatalf("a dump set without its marker started something: %s", yamlOf(u.Object["status"]))
+	}
+	if wfs := rec.workflowsFor(weekly, ""); len(wfs) != 1 {
+		t.Fatalf("workflows of %s: %v, want only the first build's", weekly, wfs)
+	}
+
+	// The marker; then, while the set settles, one more file: the settle clock starts again and
+	// the build that follows has the late file too.
+	s.upload(ctx, weeklyPrefix+rev2+"/", true)
+	s.waitBulkLoad(ctx, weekly, "settling the complete dump set", watchInterval+settlePeriod+30*time.Second, func(u *unstructured.Unstructured) bool {
+		return strings.Contains(yamlOf(u.Object["status"]), "unchanged for")
+	})
+	late := filepath.Join(dir, "late")
+	if err := os.MkdirAll(late, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(late, "late.nt"), []byte("<urn:e2e:late> <urn:e2e:value> \"late\" .\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gz := gzipFile(t, filepath.Join(late, "late.nt"))
+	s.upload(ctx, weeklyPrefix+rev2+"/", false, gz)
+
+	// 7a. helm upgrade to a new operator image while this build runs: it completes, once.
+	s.waitBulkLoad(ctx, weekly, "loading "+rev2, buildTimeout, func(u *unstructured.Unstructured) bool {
+		return statusString(u, "phase") == "Loading"
+	})
+	from2 := time.Now().Add(-time.Second)
+	if img := os.Getenv("E2E_OPERATOR_UPGRADE_IMAGE"); img != "" {
+		repo, tag := splitImage(img)
+		s.helmUpgrade(ctx, "image.repository="+repo, "image.tag="+tag)
+	} else {
+		s.helmUpgrade(ctx, "podAnnotations.e2e-upgrade="+randHex(4))
+	}
+	u = s.readyWith(ctx, weekly, r1, buildTimeout)
+	r2 := statusString(u, "lastBuiltRevision")
+	if wfs := rec.workflowsFor(weekly, r2); len(wfs) != 1 {
+		t.Errorf("revision %s was built by workflows %v, want exactly one (across the operator's upgrade)", r2, wfs)
+	}
+	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
+	h2 := s.checkHandoff(ctx, from2, rev1, rev2)
+	if got := s.fusekiAnswer(ctx, lateQuery); got != "late" {
+		t.Errorf("the build of %s lacks the file uploaded while it settled (answer %q)", rev2, got)
+	}
+	if snaps := s.snapshotNames(ctx, weekly); len(snaps) != 2 {
+		t.Errorf("snapshots after two builds: %v, want both (the previous one is kept for rollback)", snaps)
+	}
+
+	// 7b. Drift: a helm upgrade puts the chart's emptyDir back into Fuseki's pod template; the
+	// operator restores the handed-off volume, and Ready is never True while Fuseki serves
+	// something else.
+	claim2 := s.servingClaim(ctx)
+	fromDrift := time.Now()
+	s.helmUpgrade(ctx) // unchanged values: helm's three-way merge still reverts the live volume
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return s.servingClaim(ctx) == claim2, nil
+	}); err != nil {
+		t.Errorf("after helm upgrade the Fuseki Deployment mounts %q, want the handed-off %s again", s.servingClaim(ctx), claim2)
+	}
+	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
+	s.readyWith(ctx, weekly, r1, time.Minute)
+	s.checkServedWhileReady(ctx, rec, fromDrift, rev2)
+
+	// Snapshots beyond keep are pruned; the operator pod deleted mid-build: the new leader adopts
+	// the running workflow and starts no second one.
+	s.upload(ctx, weeklyPrefix+rev3+"/", true, dump(rev3, 20000))
+	s.waitBulkLoad(ctx, weekly, "loading "+rev3, watchInterval+settlePeriod+buildTimeout, func(u *unstructured.Unstructured) bool {
+		return statusString(u, "phase") == "Loading"
+	})
+	from3 := time.Now().Add(-time.Second)
+	s.deletePod(ctx, s.operatorPod(ctx), "the operator, mid-build")
+	u = s.readyWith(ctx, weekly, r2, buildTimeout)
+	r3 := statusString(u, "lastBuiltRevision")
+	if wfs := rec.workflowsFor(weekly, r3); len(wfs) != 1 {
+		t.Errorf("revision %s was built by workflows %v, want exactly one (the new operator adopts the running one)", r3, wfs)
+	}
+	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
+	s.checkHandoff(ctx, from3, rev2, rev3)
+	snaps := s.snapshotNames(ctx, weekly)
+	if len(snaps) != 2 || !slices.Contains(snaps, statusString(u, "currentSnapshot")) {
+		t.Errorf("snapshots after three builds with keep 2: %v, want the current and the previous one", snaps)
+	}
+	// The same revision is never built twice, also after the restart.
+	time.Sleep(watchInterval + 5*time.Second)
+	if wfs := rec.workflowsFor(weekly, ""); len(wfs) != 3 {
+		t.Errorf("workflows of %s after three revisions: %v, want three", weekly, wfs)
+	}
+
+	// --- 2. Rollback to the previous snapshot, as the README says ------------------------------
+	fromRollback := time.Now()
+	s.rollback(ctx, u, rev2)
+	s.checkHandoff(ctx, fromRollback, rev3, rev2)
+	fromForward := time.Now()
+	s.rollForward(ctx)
+	s.checkHandoff(ctx, fromForward, rev2, rev3)
+
+	// --- 4a. A syntax error under onError: strict fails finally; Fuseki keeps serving ---------
+	fromBad := time.Now()
+	pvcsBefore := s.pvcNames(ctx)
+	bad := dump(rev4, 1000)
+	appendPlain(t, bad, "<urn:e2e:x> <urn:e2e:y> \"unterminated .\n")
+	s.upload(ctx, weeklyPrefix+rev4+"/", true, bad)
+	u = s.waitBulkLoad(ctx, weekly, "failing on the syntax error", watchInterval+settlePeriod+buildTimeout, func(u *unstructured.Unstructured) bool {
+		return statusString(u, "phase") == "Failed"
+	})
+	s.checkFinalFailure(ctx, u, "dump.nt.gz:", "BadInput")
+	s.checkSteady(ctx, fromBad, rev3, "a build failed on a syntax error")
+	if got := s.pvcNames(ctx); !slices.Equal(got, pvcsBefore) {
+		t.Errorf("PVCs after the failed build %v, before it %v: the failed build left volumes behind", got, pvcsBefore)
+	}
+
+	// --- 5. Deletion and recreation under the same name -----------------------------------------
+	retained := s.snapshotNames(ctx, weekly)
+	servingClaim := s.servingClaim(ctx)
+	s.deleteBulkLoad(ctx, weekly)
+	if wfs, _ := s.dyn.Resource(workflowGVR).Namespace(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "rdf.bulkload.io/bulkload=" + weekly}); len(wfs.Items) != 0 {
+		t.Errorf("workflows left after deleting the BulkLoad: %d", len(wfs.Items))
+	}
+	if got := s.snapshotNames(ctx, weekly); !slices.Equal(got, retained) {
+		t.Errorf("snapshots after deleting a BulkLoad with onDelete Retain: %v, want %v", got, retained)
+	}
+	if got := s.pvcNames(ctx); !slices.Contains(got, servingClaim) {
+		t.Errorf("the serving volume %s was deleted with the BulkLoad (PVCs %v)", servingClaim, got)
+	}
+	s.checkSteady(ctx, fromBad, rev3, "the BulkLoad was deleted")
+	// Recreated under the same name, building something else: the old one's retained
+	// snapshots and the volume Fuseki mounts stay untouched.
+	again := s.sampleBulkLoad()
+	again.SetName(weekly)
+	setField(t, again, weeklyPrefix+rev1+"/", "spec", "source", "prefix")
+	setField(t, again, weeklyPrefix+rev1+"/_SUCCESS", "spec", "source", "completion", "marker")
+	setField(t, again, []any{"*.nt.gz"}, "spec", "source", "include")
+	unstructured.RemoveNestedField(again.Object, "spec", "serving")
+	s.createBulkLoad(ctx, again)
+	s.readyWith(ctx, weekly, "", buildTimeout)
+	for _, snap := range retained {
+		if _, err := s.dyn.Resource(snapshotGVR).Namespace(s.ns).Get(ctx, snap, metav1.GetOptions{}); err != nil {
+			t.Errorf("the recreated BulkLoad touched the old one's retained snapshot %s: %v", snap, err)
+		}
+	}
+	if s.servingClaim(ctx) != servingClaim || !slices.Contains(s.pvcNames(ctx), servingClaim) {
+		t.Errorf("the recreated BulkLoad touched the serving volume %s", servingClaim)
+	}
+	s.deleteBulkLoad(ctx, weekly)
+
+	// --- 3. Faults during a build ----------------------------------------------------------------
+	s.name = faults
+	big := writeDump(t, dir, "faults.nt.gz", "faults", faultTriples())
+	s.upload(ctx, faultsPrefix, true, big)
+	fb := s.sampleBulkLoad()
+	fb.SetName(faults)
+	setField(t, fb, faultsPrefix, "spec", "source", "prefix")
+	setField(t, fb, faultsPrefix+"_SUCCESS", "spec", "source", "completion", "marker")
+	setField(t, fb, "Delete", "spec", "snapshot", "onDelete")
+	logs := s.captureLogs(ctx, workflowPodLabel)
+	s.createBulkLoad(ctx, fb)
+	// MinIO goes away while the fetch step runs: the step retries and completes, verified.
+	fetch := s.stepPod(ctx, faults, "fetch")
+	s.deletePod(ctx, s.runningPod(ctx, "app.kubernetes.io/name="+minioName), "MinIO, during the fetch")
+	// The loader pod is deleted after the parse phase's checkpoint: the retry resumes from it.
+	load := s.stepPod(ctx, faults, "load")
+	s.waitLogLine(ctx, load.Name, `"phase":"parse","seconds"`)
+	s.deletePod(ctx, load.Name, "the loader's, after its parse checkpoint")
+	retry := s.stepPod(ctx, faults, "load", load.Name)
+	resumed := s.followUntilDone(ctx, retry.Name)
+	u = s.readyWith(ctx, faults, "", buildTimeout)
+	if !strings.Contains(resumed, `"event":"resuming"`) {
+		t.Errorf("the retried load did not resume from the checkpoint:\n%s", tail(resumed, 3000))
+	}
+	s.checkFetchRecovered(logs, fetch.Name)
+	s.compareWithJena(ctx, big)
+
+	// The loader process SIGKILLed inside its pod (as by the OOM killer): retried, resumed.
+	if os.Getenv("E2E_NODE_LOCAL") == "1" {
+		r := statusString(u, "lastBuiltRevision")
+		s.patchBulkLoad(ctx, faults, map[string]any{"trigger": map[string]any{"rebuild": "sigkill"}})
+		load = s.stepPod(ctx, faults, "load")
+		s.waitLogLine(ctx, load.Name, `"phase":"parse","seconds"`)
+		s.killLoader(load)
+		retry = s.stepPod(ctx, faults, "load", load.Name)
+		resumed = s.followUntilDone(ctx, retry.Name)
+		u = s.readyWith(ctx, faults, r, buildTimeout)
+		if !strings.Contains(resumed, `"event":"resuming"`) {
+			t.Errorf("the load retried after SIGKILL did not resume from the checkpoint:\n%s", tail(resumed, 3000))
+		}
+		s.compareWithJena(ctx, big)
+	} else {
+		t.Logf("E2E_NODE_LOCAL is not 1: the loader process is not SIGKILLed (the node is not this machine)")
+	}
+
+	// --- 4b. A memory budget too small fails finally, with the numbers ---------------------------
+	fromBudget := time.Now()
+	pvcsBefore = s.pvcNames(ctx)
+	s.patchBulkLoad(ctx, faults, map[string]any{"loader": map[string]any{"memoryBudget": "8Mi"}})
+	u = s.waitBulkLoad(ctx, faults, "failing on the memory budget", buildTimeout, func(u *unstructured.Unstructured) bool {
+		return statusString(u, "phase") == "Failed"
+	})
+	s.checkFinalFailure(ctx, u, "budget", "ResourceExhausted")
+	s.checkSteady(ctx, fromBudget, "faults", "a build failed on its memory budget")
+	if got := s.pvcNames(ctx); !slices.Equal(got, pvcsBefore) {
+		t.Errorf("PVCs after the failed build %v, before it %v", got, pvcsBefore)
+	}
+
+	// --- 5b. Deletion with onDelete: Delete ----------------------------------------------------
+	servingClaim = s.servingClaim(ctx)
+	s.deleteBulkLoad(ctx, faults)
+	if got := s.snapshotNames(ctx, faults); len(got) != 0 {
+		t.Errorf("snapshots left after deleting a BulkLoad with onDelete Delete: %v", got)
+	}
+	if got := s.pvcNames(ctx); !slices.Contains(got, servingClaim) {
+		t.Errorf("the serving volume %s was deleted with the BulkLoad (PVCs %v)", servingClaim, got)
+	}
+
+	// --- 6. Security -------------------------------------------------------------------------------
+	s.checkNoSecrets(ctx, operatorLogs, logs)
+	s.checkOperatorPermissions(operatorLogs)
+	t.Logf("handoff under traffic (first GitOps rebuild): longest gap %v, %d of %d requests failed", h2.maxGap, h2.failed, h2.requests)
+}
+
+func setField(t *testing.T, u *unstructured.Unstructured, v any, path ...string) {
+	t.Helper()
+	if err := unstructured.SetNestedField(u.Object, v, path...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// faultTriples sizes the interrupted builds' dump: long enough that the load step is caught
+// between its parse checkpoint and its end.
+func faultTriples() int {
+	n, err := strconv.Atoi(env("E2E_FAULT_TRIPLES", "1500000"))
+	if err != nil || n < 1 {
+		panic("E2E_FAULT_TRIPLES must be a positive number")
+	}
+	return n
+}
+
+// deleteBulkLoad deletes a BulkLoad and waits until its finalizer has run.
+func (s *suite) deleteBulkLoad(ctx context.Context, name string) {
+	if err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		s.t.Fatalf("delete BulkLoad %s: %v", name, err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		s.t.Fatalf("BulkLoad %s not gone: %v", name, err)
+	}
+	s.t.Logf("BulkLoad %s deleted", name)
+}
+
+// checkFinalFailure: phase Failed, Stalled=True whose message has want, an event saying so,
+// and the failure's reason.
+func (s *suite) checkFinalFailure(ctx context.Context, u *unstructured.Unstructured, want, reason string) {
+	s.t.Helper()
+	stalled, _ := condition(u, "Stalled")
+	msg := conditionMessage(u, "Stalled")
+	if stalled != "True" || !strings.Contains(msg, want) {
+		s.t.Errorf("Stalled=%s %q: want True with %q in the message", stalled, msg, want)
+	}
+	if got, _, _ := unstructured.NestedString(u.Object, "status", "lastFailure", "reason"); got != reason {
+		s.t.Errorf("lastFailure.reason %q, want %q", got, reason)
+	}
+	ev, err := s.kube.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + u.GetName()})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, e := range ev.Items {
+		if e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, want) {
+			s.t.Logf("final failure: %s; event %s: %s", msg, e.Reason, e.Message)
+			return
+		}
+	}
+	s.t.Errorf("no Warning event of %s names %q", u.GetName(), want)
+}
+
+func conditionMessage(u *unstructured.Unstructured, typ string) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ {
+			return fmt.Sprint(m["message"])
+		}
+	}
+	return ""
+}
+
+// followUntilDone returns the main container's whole log of a load step pod once it ended.
+func (s *suite) followUntilDone(ctx context.Context, pod string) string {
+	s.waitLogLine(ctx, pod, `"phase":"summary"`)
+	return s.podLog(ctx, pod, "main")
+}
+
+
+// rollback follows the README's rollback procedure to the previous snapshot; want is the
+// revision that snapshot holds.
+func (s *suite) rollback(ctx context.Context, u *unstructured.Unstructured, want string) {
+	s.t.Fatalf("rollback: not written yet")
+}
+
+// rollForward undoes the rollback, as the README says.
+func (s *suite) rollForward(ctx context.Context) {}

@@ -487,7 +487,8 @@ type TriggerSpec struct {
 
 // RetrySpec bounds retries of retryable failures.
 type RetrySpec struct {
-	// limit is how often a failing step is retried inside one workflow.
+	// limit is how often a failing step is retried inside one workflow (at once: a
+	// backoff there would delay final failures too).
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=20
@@ -503,13 +504,14 @@ type RetrySpec struct {
 	// +optional
 	BuildAttempts int32 `json:"buildAttempts,omitempty"`
 
-	// backoff is the first wait before a retry; each further retry waits twice as
-	// long, up to maxBackoff.
+	// backoff is the wait before the second build attempt (a new workflow); each
+	// further attempt waits twice as long, up to maxBackoff. Retries inside a workflow
+	// (limit) start at once.
 	// +kubebuilder:default="30s"
 	// +optional
 	Backoff metav1.Duration `json:"backoff,omitempty"`
 
-	// maxBackoff caps the wait between retries.
+	// maxBackoff caps the wait between build attempts.
 	// +kubebuilder:default="10m"
 	// +optional
 	MaxBackoff metav1.Duration `json:"maxBackoff,omitempty"`

@@ -426,3 +426,74 @@ func TestWatchTriggerListingErrorIsACondition(t *testing.T) {
 		return nil
 	})
 }
+
+// The settle clock and the pace of the listings are in the BulkLoad's status: a
+// restarted operator neither lists before the interval is over nor starts the settle
+// period again, and builds the settled revision once.
+func TestWatchTriggerSettleClockSurvivesARestart(t *testing.T) {
+	needControlPlane(t)
+	srv := miniotest.Start(t)
+	srv.MakeBucket("dumps")
+	srv.Put("dumps", "wikidata/20261120/a.nt.gz", []byte("a"), minio.PutObjectOptions{})
+	srv.Put("dumps", "wikidata/20261120/_SUCCESS", nil, minio.PutObjectOptions{})
+	clock := newClock()
+	first := &countingResolver{inner: sourcewatch.New(), clock: clock}
+	stop := startController(t, first)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	if err := k8s.Create(ctx, credentialsSecret(ns, srv.AccessKey, srv.SecretKey)); err != nil {
+		t.Fatal(err)
+	}
+	bl := watchedBulkLoad(ns, "restarted", srv)
+	if err := k8s.Create(ctx, bl); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(bl)
+	eventually(t, "settling", func() error {
+		if msg := reconcilingMessage(get(t, key)); !strings.Contains(msg, "unchanged for 10m0s") {
+			return fmt.Errorf("condition %q", msg)
+		}
+		return nil
+	})
+	relist(t, key, first)
+	since := get(t, key).Status.Source.UnchangedSince
+	if since == nil || !since.Time.Equal(clock.Now().Add(-watchInterval).Truncate(time.Second)) {
+		t.Fatalf("status.source.unchangedSince %v: the first listing's time", since)
+	}
+	stop()
+
+	// A new operator process: within the interval, no listing.
+	second := &countingResolver{inner: sourcewatch.New(), clock: clock}
+	startController(t, second)
+	annotate(t, key)
+	time.Sleep(2 * time.Second)
+	if n := second.calls.Load(); n != 0 {
+		t.Fatalf("%d listing(s) within the interval after the restart", n)
+	}
+	// The settle period, counted from before the restart, ends: one build.
+	clock.Advance(watchSettle)
+	relist(t, key, second)
+	eventually(t, "one build", func() error {
+		if n := len(workflows(t, ns)); n != 1 {
+			return fmt.Errorf("%d workflows", n)
+		}
+		return nil
+	})
+	quiet(t, key, second)
+	if n := len(workflows(t, ns)); n != 1 {
+		t.Fatalf("%d workflows: the revision was built twice", n)
+	}
+}
+
+// annotate wakes the controller without a listing being due.
+func annotate(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	eventually(t, "annotate", func() error {
+		bl := get(t, key)
+		if bl.Annotations == nil {
+			bl.Annotations = map[string]string{}
+		}
+		bl.Annotations["test.rdf.bulkload.io/poke"] = fmt.Sprint(time.Now().UnixNano())
+		return k8s.Update(context.Background(), bl)
+	})
+}

@@ -21,6 +21,7 @@ const (
 	DefaultInterval      = 5 * time.Minute
 	DefaultSettlePeriod  = 2 * time.Minute
 	DefaultBuildDeadline = 24 * time.Hour
+	DefaultSnapshotReady = 6 * time.Hour
 	MinimumBuildDeadline = time.Minute
 )
 
@@ -113,6 +114,14 @@ func (d *DatabaseSpec) EffectiveScratchSize() resource.Quantity {
 		return d.ScratchSize.DeepCopy()
 	}
 	return d.Size.DeepCopy()
+}
+
+// EffectiveReadyTimeout is how long a snapshot may take to become readyToUse.
+func (s *SnapshotSpec) EffectiveReadyTimeout() time.Duration {
+	if s.ReadyTimeout.Duration <= 0 {
+		return DefaultSnapshotReady
+	}
+	return s.ReadyTimeout.Duration
 }
 
 // EffectiveKeep is the number of snapshots retained, never below 2 (current + rollback).

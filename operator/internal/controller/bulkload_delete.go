@@ -81,10 +81,13 @@ func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.Bulk
 	}
 
 	forgetMetrics(bl)
+	r.polls.forget(bl.UID)
 	orig := bl.DeepCopy()
 	controllerutil.RemoveFinalizer(bl, Finalizer)
-	// NotFound: an earlier pass (seen through a stale cache) already let it go.
-	if err := r.Patch(ctx, bl, client.MergeFrom(orig)); client.IgnoreNotFound(err) != nil {
+	// NotFound: an earlier pass (seen through a stale cache) already let it go. The
+	// optimistic lock keeps the patch from dropping a finalizer added meanwhile; a
+	// conflict is retried (with the error's backoff) on the fresh object.
+	if err := r.Patch(ctx, bl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("cannot remove the finalizer: %w", err)
 	}
 	return nil

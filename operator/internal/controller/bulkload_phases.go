@@ -53,24 +53,10 @@ func (r *BulkLoadReconciler) validate(_ context.Context, s *scope) error {
 func (r *BulkLoadReconciler) resolveRevision(ctx context.Context, s *scope) error {
 	bl, st := s.bl, &s.bl.Status
 	if bl.Spec.Trigger.Mode == rdfv1.TriggerWatch {
-		interval := bl.Spec.Trigger.EffectiveInterval()
-		s.requeue(interval)
-		access, err := r.sourceAccess(ctx, bl)
-		if err != nil {
-			s.sourceProblem = err.Error()
-		} else if rev, err := r.Resolver.Resolve(ctx, bl, access); err != nil {
-			s.sourceProblem = "cannot list the source: " + err.Error()
-		} else {
-			s.wanted = rev
-			if rev.ID == "" {
-				s.sourceProblem = rev.Message
-			}
-			if rev.RecheckAfter > 0 {
-				s.requeue(rev.RecheckAfter)
-			}
-		}
+		r.pollSource(ctx, s)
 	} else {
 		s.wanted = ManualRevision(bl)
+		st.Source = nil
 	}
 	want := s.wanted.ID
 
@@ -155,7 +141,18 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 	wf := &wfv1.Workflow{}
 	err := r.Get(ctx, client.ObjectKeyFromObject(want), wf)
 	switch {
+	case apierrors.IsNotFound(err) && recordedFinished(st.Workflow, want.Name):
+		// Deleted after it finished (its TTL, argo delete): its outcome is in the
+		// status, and running it again would redo (or spoil) a finished build.
+		s.obs = recordedObservation(st)
+		s.recorded = true
+		return nil
 	case apierrors.IsNotFound(err):
+		if vs, err := r.foreignSnapshot(ctx, bl, st.SourceRevision); err != nil {
+			return fmt.Errorf("cannot read snapshot %s: %w", specs.SnapshotName(bl, st.SourceRevision), err)
+		} else if vs != nil {
+			return r.buildFailed(ctx, s, snapshotNameTaken(bl, vs, st.SourceRevision))
+		}
 		// The volumes come with the workflow (and stay across attempts); creating them
 		// only here keeps a pass on stale data from recreating pruned volumes.
 		for _, pvc := range []*corev1.PersistentVolumeClaim{specs.DataClaim(bl, st.SourceRevision), specs.ScratchClaim(bl, st.SourceRevision)} {
@@ -174,7 +171,7 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 		return fmt.Errorf("cannot read workflow %s: %w", want.Name, err)
 	}
 	s.workflow = wf
-	st.Workflow = &rdfv1.WorkflowReference{Name: wf.Name, Phase: string(wf.Status.Phase)}
+	recordWorkflow(st, wf)
 	return nil
 }
 
@@ -183,10 +180,13 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 // end of the build.
 func (r *BulkLoadReconciler) observeWorkflow(ctx context.Context, s *scope) error {
 	st := &s.bl.Status
-	if s.workflow == nil {
+	switch {
+	case s.workflow != nil:
+		s.obs = observeWorkflow(ctx, s.workflow)
+		recordOutcome(st, &s.obs)
+	case !s.recorded:
 		return nil
 	}
-	s.obs = observeWorkflow(s.workflow)
 	obs := &s.obs
 	switch {
 	case !obs.Done:
@@ -283,13 +283,8 @@ func (r *BulkLoadReconciler) ensureSnapshot(ctx context.Context, s *scope) error
 	case err != nil:
 		return fmt.Errorf("cannot read snapshot %s: %w", want.Name, err)
 	}
-	if vs.Status != nil && vs.Status.Error != nil && vs.Status.Error.Message != nil {
-		f := &rdfv1.BuildFailure{Step: specs.StepSnapshot, Reason: "SnapshotFailed", Message: truncate(*vs.Status.Error.Message)}
-		return r.buildFailed(ctx, s, &workflowObservation{Done: true, Failure: f})
-	}
 	if vs.Status == nil || vs.Status.ReadyToUse == nil || !*vs.Status.ReadyToUse {
-		s.progress(rdfv1.PhaseSnapshotting, status.ReasonBuilding, "waiting for snapshot %s to be ready to use", vs.Name)
-		return nil
+		return r.waitForSnapshot(ctx, s, vs)
 	}
 	s.snapshot = vs
 	return nil
@@ -303,7 +298,7 @@ func (r *BulkLoadReconciler) handOff(ctx context.Context, s *scope) error {
 		return nil
 	}
 	rev := st.SourceRevision
-	figures, err := status.LoadFigures(s.obs.Report)
+	figures, err := s.loadFigures()
 	if err != nil {
 		r.event(s, corev1.EventTypeWarning, "ReportUnreadable", "%v", err)
 		figures = nil
@@ -434,7 +429,7 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 		building = specs.ShortRevision(st.SourceRevision)
 	}
 	wfs := &wfv1.WorkflowList{}
-	if err := r.listOwned(ctx, bl, wfs, "workflows"); err != nil {
+	if err := r.listOwned(ctx, bl, wfs, "workflows", &s.before, st); err != nil {
 		return err
 	}
 	for i := range wfs.Items {
@@ -448,7 +443,7 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 	}
 
 	vss := &snapv1.VolumeSnapshotList{}
-	if err := r.listOwned(ctx, bl, vss, "snapshots"); err != nil {
+	if err := r.listOwned(ctx, bl, vss, "snapshots", &s.before, st); err != nil {
 		return err
 	}
 	for i := range vss.Items {
@@ -463,7 +458,7 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 	}
 
 	pvcs := &corev1.PersistentVolumeClaimList{}
-	if err := r.listOwned(ctx, bl, pvcs, "volumes"); err != nil {
+	if err := r.listOwned(ctx, bl, pvcs, "volumes", &s.before, st); err != nil {
 		return err
 	}
 	for i := range pvcs.Items {
@@ -482,14 +477,6 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 			continue
 		}
 		s.pruneLater(pvc)
-	}
-	return nil
-}
-
-// listOwned lists the BulkLoad's children of one kind (by its selector labels).
-func (r *BulkLoadReconciler) listOwned(ctx context.Context, bl *rdfv1.BulkLoad, list client.ObjectList, what string) error {
-	if err := r.List(ctx, list, client.InNamespace(bl.Namespace), client.MatchingLabels(specs.SelectorLabels(bl))); err != nil {
-		return fmt.Errorf("cannot list %s: %w", what, err)
 	}
 	return nil
 }

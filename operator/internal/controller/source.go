@@ -5,7 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"sync"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 )
@@ -18,12 +23,18 @@ type Revision struct {
 	// Reason and Message explain an empty ID (e.g. Incomplete, Settling), for conditions.
 	Reason  string
 	Message string
-	// RecheckAfter asks for an earlier poll than the trigger interval (e.g. the end
-	// of a settle period); zero means the interval.
-	RecheckAfter time.Duration
 	// Source says whether ID is a digest of the source listing (the fetch step can
 	// then refuse a dump set that changed since) rather than of the spec.
 	Source bool
+	// Settle is what the next poll needs of this one (kept in status.source).
+	Settle SettleState
+}
+
+// SettleState is the settle clock of a watched source: the fingerprint of its listing
+// and since when that has been unchanged.
+type SettleState struct {
+	Fingerprint string
+	Since       time.Time
 }
 
 // SourceAccess is what a resolver needs to list the source: the credentials and CA
@@ -46,10 +57,12 @@ func (a SourceAccess) String() string {
 func (a SourceAccess) GoString() string { return "controller.SourceAccess{" + a.String() + "}" }
 
 // SourceResolver resolves the dump set a BulkLoad in watch mode should be built
-// from: it lists the source, checks the completion marker or manifest and the
-// settle period, and returns the revision (or an empty ID while incomplete).
+// from: it lists the source once, checks the completion marker or manifest and the
+// settle period (given what the previous poll left, prev, and the time, now), and
+// returns the revision (or an empty ID while incomplete or settling). It must return
+// when ctx ends.
 type SourceResolver interface {
-	Resolve(ctx context.Context, bl *rdfv1.BulkLoad, access SourceAccess) (Revision, error)
+	Resolve(ctx context.Context, bl *rdfv1.BulkLoad, access SourceAccess, prev SettleState, now time.Time) (Revision, error)
 }
 
 // ManualRevision is the revision of a manual-trigger BulkLoad: a digest of every
@@ -68,4 +81,119 @@ func ManualRevision(bl *rdfv1.BulkLoad) Revision {
 	data, _ := json.Marshal(buildInputs)
 	sum := sha256.Sum256(data)
 	return Revision{ID: "spec:sha256:" + hex.EncodeToString(sum[:])}
+}
+
+// DefaultSourceListTimeout bounds one listing of a watched source (listing, manifest,
+// HEADs): the controller has one worker, which the listing holds meanwhile.
+const DefaultSourceListTimeout = 30 * time.Second
+
+// ReasonSourceUnavailable: the last listing of the source failed (status.source.reason).
+const ReasonSourceUnavailable = "SourceUnavailable"
+
+// pollSource finds the revision a watch-mode BulkLoad asks for. It lists the source at
+// most once per trigger.interval (and at once after a spec change); in between, it
+// reuses the verdict status.source recorded. The settle clock is kept there too, so an
+// operator restart neither lists early nor restarts the settle period.
+func (r *BulkLoadReconciler) pollSource(ctx context.Context, s *scope) {
+	bl, st := s.bl, &s.bl.Status
+	interval := bl.Spec.Trigger.EffectiveInterval()
+	prev := st.Source
+	if mem := r.polls.get(bl.UID); mem != nil && (prev == nil || prev.LastListTime == nil || mem.LastListTime.After(prev.LastListTime.Time)) {
+		// A listing this process made whose status the cache does not show yet.
+		prev = mem
+		st.Source = mem.DeepCopy()
+	}
+	if prev != nil && prev.LastListTime != nil && prev.ObservedGeneration == bl.Generation {
+		if due := prev.LastListTime.Add(interval); s.now.Before(due) {
+			s.wanted = Revision{ID: prev.Revision, Reason: prev.Reason, Message: prev.Message, Source: true}
+			if prev.Revision == "" {
+				s.sourceProblem = prev.Message
+			}
+			s.requeue(due.Sub(s.now))
+			return
+		}
+	}
+	s.requeue(interval)
+	var settle SettleState
+	if prev != nil {
+		settle.Fingerprint = prev.Fingerprint
+		if prev.UnchangedSince != nil {
+			settle.Since = prev.UnchangedSince.Time
+		}
+	}
+	rev, err := r.listSource(ctx, bl, settle, s.now)
+	next := &rdfv1.SourceObservation{LastListTime: &metav1.Time{Time: s.now}, ObservedGeneration: bl.Generation}
+	if err != nil {
+		// The settle clock stays as it was: a failed listing says nothing of the source.
+		next.Fingerprint = settle.Fingerprint
+		if !settle.Since.IsZero() {
+			next.UnchangedSince = &metav1.Time{Time: settle.Since}
+		}
+		next.Reason, next.Message = ReasonSourceUnavailable, truncate(err.Error())
+		s.sourceProblem = next.Message
+		st.Source = next
+		r.polls.set(bl.UID, next)
+		return
+	}
+	next.Fingerprint, next.Revision, next.Reason, next.Message = rev.Settle.Fingerprint, rev.ID, rev.Reason, truncate(rev.Message)
+	if !rev.Settle.Since.IsZero() {
+		next.UnchangedSince = &metav1.Time{Time: rev.Settle.Since}
+	}
+	st.Source = next
+	r.polls.set(bl.UID, next)
+	s.wanted = rev
+	if rev.ID == "" {
+		s.sourceProblem = next.Message
+	}
+}
+
+// listSource lists the source once, within the listing timeout.
+func (r *BulkLoadReconciler) listSource(ctx context.Context, bl *rdfv1.BulkLoad, settle SettleState, now time.Time) (Revision, error) {
+	access, err := r.sourceAccess(ctx, bl)
+	if err != nil {
+		return Revision{}, err
+	}
+	timeout := r.SourceListTimeout
+	if timeout <= 0 {
+		timeout = DefaultSourceListTimeout
+	}
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	rev, err := r.Resolver.Resolve(lctx, bl, access, settle, now)
+	if err != nil {
+		if lctx.Err() == context.DeadlineExceeded {
+			return Revision{}, fmt.Errorf("cannot list the source within %s (the listing, the manifest and the objects it names): %w", timeout, err)
+		}
+		return Revision{}, fmt.Errorf("cannot list the source: %w", err)
+	}
+	return rev, nil
+}
+
+// sourcePolls remembers each BulkLoad's last listing in this process, for the passes
+// that run on a cached BulkLoad older than the status that recorded it: they reuse
+// it instead of listing again. status.source is the record that outlives the process.
+type sourcePolls struct {
+	mu   sync.Mutex
+	last map[types.UID]*rdfv1.SourceObservation
+}
+
+func (p *sourcePolls) get(uid types.UID) *rdfv1.SourceObservation {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last[uid].DeepCopy()
+}
+
+func (p *sourcePolls) set(uid types.UID, obs *rdfv1.SourceObservation) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last == nil {
+		p.last = map[types.UID]*rdfv1.SourceObservation{}
+	}
+	p.last[uid] = obs.DeepCopy()
+}
+
+func (p *sourcePolls) forget(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.last, uid)
 }

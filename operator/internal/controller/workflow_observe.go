@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	"github.com/argoproj/argo-workflows/v4/workflow/packer"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
@@ -55,9 +57,20 @@ var stepPhases = []struct {
 
 // observeWorkflow interprets a Workflow status as Argo's controller writes it: a
 // Steps node, one Retry node per step (type Retry, its pods as children) and Pod
-// nodes whose outputs carry the container's exit code.
-func observeWorkflow(wf *wfv1.Workflow) workflowObservation {
+// nodes whose outputs carry the container's exit code. Argo moves the nodes of a
+// workflow above 1 MiB to status.compressedNodes (read here) or, with node status
+// offloading, to its database (not readable here: see nodesUnavailable).
+func observeWorkflow(ctx context.Context, wf *wfv1.Workflow) workflowObservation {
 	obs := workflowObservation{Phase: rdfv1.PhasePending}
+	if len(wf.Status.Nodes) == 0 && wf.Status.CompressedNodes != "" {
+		wf = wf.DeepCopy()
+		if err := packer.DecompressWorkflow(ctx, wf); err != nil {
+			return nodesUnavailable(wf, "its status.compressedNodes cannot be read: "+err.Error())
+		}
+	}
+	if wf.Status.IsOffloadNodeStatus() && len(wf.Status.Nodes) == 0 {
+		return nodesUnavailable(wf, "its node status is offloaded to Argo's database (nodeStatusOffLoad), which the operator does not read")
+	}
 	pods := map[string][]wfv1.NodeStatus{}
 	for _, n := range wf.Status.Nodes {
 		if n.Type == wfv1.NodeTypePod {
@@ -86,6 +99,32 @@ func observeWorkflow(wf *wfv1.Workflow) workflowObservation {
 	}
 	return obs
 }
+
+// nodesUnavailable observes a workflow whose nodes cannot be read: only its phase
+// and message count. A failure is then taken as retryable (the exit code is unknown;
+// spec.retry.buildAttempts bounds the attempts) and the load figures are missing.
+func nodesUnavailable(wf *wfv1.Workflow, why string) workflowObservation {
+	obs := workflowObservation{Phase: rdfv1.PhasePending}
+	why = fmt.Sprintf("workflow %s: %s; see `argo get %s -n %s`", wf.Name, why, wf.Name, wf.Namespace)
+	switch wf.Status.Phase {
+	case wfv1.WorkflowSucceeded:
+		obs.Done, obs.Succeeded = true, true
+		obs.FinishedAt = wf.Status.FinishedAt.Time
+	case wfv1.WorkflowFailed, wfv1.WorkflowError:
+		obs.Done = true
+		obs.FinishedAt = wf.Status.FinishedAt.Time
+		msg := why
+		if wf.Status.Message != "" {
+			msg += ": " + wf.Status.Message
+		}
+		obs.Failure = &rdfv1.BuildFailure{Step: "workflow", Reason: ReasonNodesUnavailable, Message: truncate(msg), Retryable: true}
+		obs.Step = obs.Failure.Step
+	}
+	return obs
+}
+
+// ReasonNodesUnavailable: the workflow failed and its nodes (steps, exit codes) cannot be read.
+const ReasonNodesUnavailable = "WorkflowNodesUnavailable"
 
 // failureOf finds the pod that failed last and classifies its exit code.
 func failureOf(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *rdfv1.BuildFailure {

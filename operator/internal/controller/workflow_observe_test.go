@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
+	"github.com/argoproj/argo-workflows/v4/util/file"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -49,7 +51,7 @@ func TestObserveWorkflowPhases(t *testing.T) {
 			podNode("f", "fetch", wfv1.NodeSucceeded, t0, "0"), podNode("l", "load", wfv1.NodeSucceeded, t0, "0"),
 			podNode("v", "validate", wfv1.NodePending, time.Time{}, "")), rdfv1.PhaseValidating, "validate"},
 	} {
-		obs := observeWorkflow(tc.wf)
+		obs := observeWorkflow(ctx, tc.wf)
 		if obs.Done || obs.Phase != tc.phase || obs.Step != tc.step {
 			t.Errorf("%s: %+v", name, obs)
 		}
@@ -64,7 +66,7 @@ func TestObserveWorkflowFailureUsesTheLastFailedTry(t *testing.T) {
 		podNode("l1", "load", wfv1.NodeFailed, t0.Add(3*time.Minute), "3"),
 	)
 	wf.Status.FinishedAt = metav1.NewTime(t0.Add(4 * time.Minute))
-	obs := observeWorkflow(wf)
+	obs := observeWorkflow(ctx, wf)
 	if !obs.Done || obs.Succeeded || !obs.FinishedAt.Equal(t0.Add(4*time.Minute)) {
 		t.Fatalf("%+v", obs)
 	}
@@ -77,14 +79,14 @@ func TestObserveWorkflowFailureUsesTheLastFailedTry(t *testing.T) {
 func TestObserveWorkflowFailureWithoutExitCode(t *testing.T) {
 	wf := workflowWith(wfv1.WorkflowError, podNode("l", "load", wfv1.NodeError, time.Now(), ""))
 	wf.Status.Nodes["l"] = func(n wfv1.NodeStatus) wfv1.NodeStatus { n.Message = "pod deleted"; return n }(wf.Status.Nodes["l"])
-	f := observeWorkflow(wf).Failure
+	f := observeWorkflow(ctx, wf).Failure
 	if f.Reason != "PodError" || !f.Retryable || f.ExitCode != nil || f.Message != "pod deleted" {
 		t.Errorf("an evicted or lost pod is worth another attempt: %+v", f)
 	}
 
 	wf = workflowWith(wfv1.WorkflowError)
 	wf.Status.Message = "invalid spec: templates.load.container.image is required"
-	f = observeWorkflow(wf).Failure
+	f = observeWorkflow(ctx, wf).Failure
 	if f.Reason != "WorkflowError" || f.Retryable || f.Message != wf.Status.Message {
 		t.Errorf("a workflow Argo rejects fails the same way again: %+v", f)
 	}
@@ -93,7 +95,7 @@ func TestObserveWorkflowFailureWithoutExitCode(t *testing.T) {
 func TestObserveWorkflowSuccessReadsTheReport(t *testing.T) {
 	load := podNode("l", "load", wfv1.NodeSucceeded, time.Now(), "0")
 	load.Outputs.Parameters = []wfv1.Parameter{{Name: "report", Value: wfv1.AnyStringPtr(`{"triples": 7}`)}}
-	obs := observeWorkflow(workflowWith(wfv1.WorkflowSucceeded, load))
+	obs := observeWorkflow(ctx, workflowWith(wfv1.WorkflowSucceeded, load))
 	if !obs.Done || !obs.Succeeded || obs.Report != `{"triples": 7}` {
 		t.Errorf("%+v", obs)
 	}
@@ -142,7 +144,7 @@ func TestObserveWorkflowPendingPod(t *testing.T) {
 	fetch.Message = "Unschedulable: 0/3 nodes are available: 3 node(s) had untolerated taint {example.com/rdf-build: }."
 	wf := workflowWith(wfv1.WorkflowRunning, fetch)
 	wf.Name = "wikidata-0123456789-1"
-	obs := observeWorkflow(wf)
+	obs := observeWorkflow(ctx, wf)
 	p := obs.Pending
 	if p == nil || p.Step != "fetch" || !p.Since.Equal(t0) || p.Message != fetch.Message {
 		t.Fatalf("%+v", p)
@@ -152,16 +154,16 @@ func TestObserveWorkflowPendingPod(t *testing.T) {
 		t.Errorf("pod name %q", p.Pod)
 	}
 	wf.Annotations = map[string]string{"workflows.argoproj.io/pod-name-format": "v1"}
-	if got := observeWorkflow(wf).Pending.Pod; got != fetch.ID {
+	if got := observeWorkflow(ctx, wf).Pending.Pod; got != fetch.ID {
 		t.Errorf("format v1 names pods by node ID: %q", got)
 	}
 
 	running := podNode("l", "load", wfv1.NodeRunning, time.Time{}, "")
-	if observeWorkflow(workflowWith(wfv1.WorkflowRunning, running)).Pending != nil {
+	if observeWorkflow(ctx, workflowWith(wfv1.WorkflowRunning, running)).Pending != nil {
 		t.Error("a running pod is not pending")
 	}
 	done := workflowWith(wfv1.WorkflowFailed, fetch)
-	if observeWorkflow(done).Pending != nil {
+	if observeWorkflow(ctx, done).Pending != nil {
 		t.Error("a finished workflow has no pending pod")
 	}
 }
@@ -172,7 +174,7 @@ func TestObserveWorkflowRejectedPodAndDeadline(t *testing.T) {
 	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
 	rejected := podNode("f", "fetch", wfv1.NodeError, t0, "")
 	rejected.Message = `pods "wikidata-0123456789-1-fetch-3210727974" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (containers "init", "wait" must set securityContext.allowPrivilegeEscalation=false)`
-	f := observeWorkflow(workflowWith(wfv1.WorkflowFailed, rejected)).Failure
+	f := observeWorkflow(ctx, workflowWith(wfv1.WorkflowFailed, rejected)).Failure
 	if f.Reason != ReasonPodRejected || f.Retryable || f.Step != "fetch" || !strings.Contains(f.Message, "violates PodSecurity") {
 		t.Errorf("%+v", f)
 	}
@@ -183,14 +185,42 @@ func TestObserveWorkflowRejectedPodAndDeadline(t *testing.T) {
 	// Argo stops pods past the deadline; the loader may exit with a retryable code then.
 	stopped := podNode("l", "load", wfv1.NodeFailed, t0, "6")
 	stopped.Message = "Step exceeded its deadline"
-	f = observeWorkflow(workflowWith(wfv1.WorkflowFailed, stopped)).Failure
+	f = observeWorkflow(ctx, workflowWith(wfv1.WorkflowFailed, stopped)).Failure
 	if f.Reason != ReasonDeadlineExceeded || f.Retryable {
 		t.Errorf("%+v", f)
 	}
 	pending := podNode("f", "fetch", wfv1.NodeFailed, t0, "")
 	pending.Message = "Step exceeded its deadline"
-	f = observeWorkflow(workflowWith(wfv1.WorkflowFailed, pending)).Failure
+	f = observeWorkflow(ctx, workflowWith(wfv1.WorkflowFailed, pending)).Failure
 	if f.Reason != ReasonDeadlineExceeded || f.Retryable || f.Step != "fetch" {
 		t.Errorf("a pod never scheduled before the deadline: %+v", f)
+	}
+}
+
+// Argo moves the nodes of a workflow above 1 MiB to status.compressedNodes: the
+// failure is read from there; offloaded nodes (in Argo's database) are said to be so.
+func TestObserveCompressedAndOffloadedNodes(t *testing.T) {
+	t0 := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	wf := workflowWith(wfv1.WorkflowFailed, podNode("f", "fetch", wfv1.NodeSucceeded, t0, "0"), podNode("l", "load", wfv1.NodeFailed, t0, "3"))
+	nodes, err := json.Marshal(wf.Status.Nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf.Status.CompressedNodes = file.CompressEncodeString(ctx, string(nodes))
+	wf.Status.Nodes = nil
+	f := observeWorkflow(ctx, wf).Failure
+	if f == nil || f.Step != "load" || f.ExitCode == nil || *f.ExitCode != 3 || f.Retryable {
+		t.Fatalf("from compressedNodes: %+v", f)
+	}
+	if wf.Status.CompressedNodes == "" {
+		t.Error("the observed workflow (the cache's object) is not modified")
+	}
+
+	off := workflowWith(wfv1.WorkflowFailed)
+	off.Name, off.Namespace = "big", "rdf"
+	off.Status.Nodes, off.Status.OffloadNodeStatusVersion = nil, "fnv:123"
+	obs := observeWorkflow(ctx, off)
+	if !obs.Done || obs.Failure == nil || obs.Failure.Reason != ReasonNodesUnavailable || !strings.Contains(obs.Failure.Message, "offloaded") {
+		t.Fatalf("offloaded: %+v", obs.Failure)
 	}
 }

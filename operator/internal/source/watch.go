@@ -3,7 +3,6 @@ package source
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -19,8 +18,8 @@ const (
 	ReasonSettled = "SourceSettled"
 )
 
-// Settle is what the watcher remembers about one source between polls: the listing
-// fingerprint it saw last and since when it has been unchanged.
+// Settle is what is remembered about one source between polls: the listing fingerprint
+// seen last and since when it has been unchanged.
 type Settle struct {
 	Fingerprint string
 	Since       time.Time
@@ -66,34 +65,21 @@ func Evaluate(snap *Snapshot, prev Settle, now time.Time, settle time.Duration) 
 	return obs, next
 }
 
-// Watcher polls sources and remembers, per watched object (e.g. a BulkLoad's namespace/name),
-// since when each listing has been unchanged. The memory is deliberately in-process: after an
-// operator restart a source merely settles once more before it can be built.
+// Watcher lists sources and judges them with Evaluate. It remembers nothing: the caller
+// keeps the Settle between polls (the operator keeps it in the BulkLoad's status, so the
+// settle clock survives an operator restart).
 type Watcher struct {
-	// Now is the clock (time.Now when nil).
-	Now func() time.Time
 	// NewClient builds the S3 client (NewClient with minio-go's default retries when nil).
 	NewClient func(Spec, Credentials) (*minio.Client, error)
-
-	mu     sync.Mutex
-	settle map[string]watched
 }
 
-type watched struct {
-	Settle
-	lastSeen time.Time
-}
-
-// forgetAfter drops what is remembered about sources not polled for this long (their
-// BulkLoad was deleted or left watch mode).
-const forgetAfter = 24 * time.Hour
-
-// NewWatcher returns a Watcher using the wall clock.
+// NewWatcher returns a Watcher.
 func NewWatcher() *Watcher { return &Watcher{} }
 
-// Observe lists the source for the watched object id and returns the verdict. A listing
-// error is returned as an error (for a condition), never as a revision.
-func (w *Watcher) Observe(ctx context.Context, id string, spec Spec, creds Credentials, settle time.Duration) (Observation, error) {
+// Observe lists the source once and returns the verdict at now, given what the previous
+// poll left (prev), and what to keep for the next one. A listing error is returned as an
+// error (for a condition), never as a revision.
+func (w *Watcher) Observe(ctx context.Context, spec Spec, creds Credentials, settle time.Duration, prev Settle, now time.Time) (Observation, Settle, error) {
 	newClient := w.NewClient
 	if newClient == nil {
 		newClient = func(s Spec, c Credentials) (*minio.Client, error) {
@@ -102,37 +88,14 @@ func (w *Watcher) Observe(ctx context.Context, id string, spec Spec, creds Crede
 	}
 	client, err := newClient(spec, creds)
 	if err != nil {
-		return Observation{}, err
+		return Observation{}, prev, err
 	}
 	snap, err := Resolve(ctx, client, spec)
 	if err != nil {
-		return Observation{}, &ObserveError{Class: Classify(err), Message: creds.Redact(Describe(err)), Err: err}
+		return Observation{}, prev, &ObserveError{Class: Classify(err), Message: creds.Redact(Describe(err)), Err: err}
 	}
-	now := time.Now
-	if w.Now != nil {
-		now = w.Now
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.settle == nil {
-		w.settle = map[string]watched{}
-	}
-	t := now()
-	obs, next := Evaluate(snap, w.settle[id].Settle, t, settle)
-	w.settle[id] = watched{Settle: next, lastSeen: t}
-	for k, v := range w.settle {
-		if t.Sub(v.lastSeen) > forgetAfter {
-			delete(w.settle, k)
-		}
-	}
-	return obs, nil
-}
-
-// Forget drops what the watcher remembers about id (e.g. when the object is deleted).
-func (w *Watcher) Forget(id string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.settle, id)
+	obs, next := Evaluate(snap, prev, now, settle)
+	return obs, next, nil
 }
 
 // ObserveError is a failure to list a source. Message is safe to put in a condition or event.

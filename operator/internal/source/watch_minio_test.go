@@ -26,14 +26,16 @@ func TestWatcherMarkerSettleAndNewRevision(t *testing.T) {
 	srv := miniotest.Start(t)
 	srv.MakeBucket("dumps")
 	clock := &fakeClock{t: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)}
-	w := &source.Watcher{Now: clock.Now}
+	w := source.NewWatcher()
+	var remembered source.Settle
 	creds := source.Credentials{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}
 	spec := source.Spec{Endpoint: srv.Endpoint(), Bucket: "dumps", Prefix: "wikidata/20261120/",
 		Marker: "wikidata/20261120/_SUCCESS", Include: []string{"*.nt.gz"}}
 	const settle = 2 * time.Minute
 	observe := func() source.Observation {
 		t.Helper()
-		obs, err := w.Observe(context.Background(), "ns/wikidata", spec, creds, settle)
+		obs, next, err := w.Observe(context.Background(), spec, creds, settle, remembered, clock.Now())
+		remembered = next
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,12 +88,14 @@ func TestWatcherManifestDatedSets(t *testing.T) {
 	srv := miniotest.Start(t)
 	srv.MakeBucket("dumps")
 	clock := &fakeClock{t: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)}
-	w := &source.Watcher{Now: clock.Now}
+	w := source.NewWatcher()
+	var remembered source.Settle
 	creds := source.Credentials{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}
 	spec := source.Spec{Endpoint: srv.Endpoint(), Bucket: "dumps", Prefix: "uniprot/", Manifest: "uniprot/RELEASE.sha256"}
 	observe := func() source.Observation {
 		t.Helper()
-		obs, err := w.Observe(context.Background(), "ns/uniprot", spec, creds, time.Minute)
+		obs, next, err := w.Observe(context.Background(), spec, creds, time.Minute, remembered, clock.Now())
+		remembered = next
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +150,7 @@ func TestWatcherListingErrors(t *testing.T) {
 	w := source.NewWatcher()
 	spec := source.Spec{Endpoint: srv.Endpoint(), Bucket: "dumps", Prefix: "x/", Marker: "x/_SUCCESS"}
 	bad := source.Credentials{AccessKeyID: srv.AccessKey, SecretAccessKey: "not-the-" + srv.SecretKey}
-	_, err := w.Observe(context.Background(), "ns/x", spec, bad, 0)
+	_, _, err := w.Observe(context.Background(), spec, bad, 0, source.Settle{}, time.Now())
 	var oe *source.ObserveError
 	if !errors.As(err, &oe) || oe.Class != source.Auth {
 		t.Fatalf("wrong credentials: %v (%T)", err, err)
@@ -156,12 +160,12 @@ func TestWatcherListingErrors(t *testing.T) {
 	}
 	spec.Bucket = "no-such-bucket"
 	good := source.Credentials{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}
-	if _, err := w.Observe(context.Background(), "ns/x", spec, good, 0); !errors.As(err, &oe) || oe.Class != source.Config {
+	if _, _, err := w.Observe(context.Background(), spec, good, 0, source.Settle{}, time.Now()); !errors.As(err, &oe) || oe.Class != source.Config {
 		t.Fatalf("missing bucket: %v", err)
 	}
 	srv.Stop()
 	spec.Bucket = "dumps"
-	if _, err := w.Observe(context.Background(), "ns/x", spec, good, 0); !errors.As(err, &oe) || oe.Class != source.Transient {
+	if _, _, err := w.Observe(context.Background(), spec, good, 0, source.Settle{}, time.Now()); !errors.As(err, &oe) || oe.Class != source.Transient {
 		t.Fatalf("server down: %v", err)
 	}
 }
@@ -172,7 +176,8 @@ func TestWatcherDatedDirectories(t *testing.T) {
 	srv := miniotest.Start(t)
 	srv.MakeBucket("dumps")
 	clock := &fakeClock{t: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)}
-	w := &source.Watcher{Now: clock.Now}
+	w := source.NewWatcher()
+	var remembered source.Settle
 	creds := source.Credentials{AccessKeyID: srv.AccessKey, SecretAccessKey: srv.SecretKey}
 	spec := source.Spec{Endpoint: srv.Endpoint(), Bucket: "dumps", Prefix: "wikidata/*/", Marker: "wikidata/*/_SUCCESS"}
 	if err := spec.Validate(); err != nil {
@@ -180,7 +185,8 @@ func TestWatcherDatedDirectories(t *testing.T) {
 	}
 	observe := func() source.Observation {
 		t.Helper()
-		obs, err := w.Observe(context.Background(), "ns/wd", spec, creds, time.Minute)
+		obs, next, err := w.Observe(context.Background(), spec, creds, time.Minute, remembered, clock.Now())
+		remembered = next
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,7 @@
 // Package sourcewatch plugs the S3 source watcher (internal/source) into the BulkLoad
-// controller as its SourceResolver for trigger.mode=watch: it lists the source at each
-// reconcile, and returns a revision only for a complete dump set whose listing has been
-// unchanged for spec.trigger.settlePeriod.
+// controller as its SourceResolver for trigger.mode=watch: it lists the source when the
+// controller polls (once per spec.trigger.interval), and returns a revision only for a
+// complete dump set whose listing has been unchanged for spec.trigger.settlePeriod.
 package sourcewatch
 
 import (
@@ -47,7 +47,8 @@ func SpecFor(bl *rdfv1.BulkLoad, access controller.SourceAccess) source.Spec {
 
 // Resolve lists the source of bl. A listing error is returned as an error (the controller
 // turns it into a condition); an incomplete or settling dump set is a Revision without ID.
-func (r *Resolver) Resolve(ctx context.Context, bl *rdfv1.BulkLoad, access controller.SourceAccess) (controller.Revision, error) {
+// The controller bounds the time it takes (ctx).
+func (r *Resolver) Resolve(ctx context.Context, bl *rdfv1.BulkLoad, access controller.SourceAccess, prev controller.SettleState, now time.Time) (controller.Revision, error) {
 	spec := SpecFor(bl, access)
 	if err := spec.Validate(); err != nil {
 		return controller.Revision{}, err
@@ -56,19 +57,16 @@ func (r *Resolver) Resolve(ctx context.Context, bl *rdfv1.BulkLoad, access contr
 	if settle < 0 {
 		settle = 0
 	}
-	id := bl.Namespace + "/" + bl.Name + "/" + string(bl.UID)
 	creds := source.Credentials{AccessKeyID: access.AccessKeyID, SecretAccessKey: access.SecretAccessKey}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	obs, err := r.Watcher.Observe(ctx, id, spec, creds, settle)
+	obs, next, err := r.Watcher.Observe(ctx, spec, creds, settle, source.Settle{Fingerprint: prev.Fingerprint, Since: prev.Since}, now)
 	if err != nil {
 		return controller.Revision{}, err
 	}
 	return controller.Revision{
-		ID:           obs.Revision,
-		Reason:       obs.Reason,
-		Message:      obs.Message,
-		RecheckAfter: obs.RecheckAfter,
-		Source:       true,
+		ID:      obs.Revision,
+		Reason:  obs.Reason,
+		Message: obs.Message,
+		Source:  true,
+		Settle:  controller.SettleState{Fingerprint: next.Fingerprint, Since: next.Since},
 	}, nil
 }

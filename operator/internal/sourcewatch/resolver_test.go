@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/controller"
@@ -31,7 +32,7 @@ func TestSpecForMapsTheSource(t *testing.T) {
 // A spec the watcher cannot use is an error (a condition), not a revision.
 func TestResolveRejectsAnUnusableSpec(t *testing.T) {
 	bl := &rdfv1.BulkLoad{Spec: rdfv1.BulkLoadSpec{Source: rdfv1.SourceSpec{Endpoint: "https://s3.example.org", Bucket: "dumps", Prefix: "p/"}}}
-	rev, err := sourcewatch.New().Resolve(context.Background(), bl, controller.SourceAccess{})
+	rev, err := sourcewatch.New().Resolve(context.Background(), bl, controller.SourceAccess{}, controller.SettleState{}, time.Now())
 	if err == nil || rev.ID != "" || !strings.Contains(err.Error(), "marker") {
 		t.Fatalf("revision %+v, error %v", rev, err)
 	}

@@ -36,7 +36,8 @@ type fakeClock struct {
 	t  time.Time
 }
 
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Now() time.Time                  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -47,14 +48,19 @@ func (c *fakeClock) Advance(d time.Duration) {
 type countingResolver struct {
 	inner controller.SourceResolver
 	calls atomic.Int64
+	// clock is the controller's (the settle clock runs on it).
+	clock *fakeClock
 }
 
-func (c *countingResolver) Resolve(ctx context.Context, bl *rdfv1.BulkLoad, a controller.SourceAccess) (controller.Revision, error) {
+func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)} }
+
+func (c *countingResolver) Resolve(ctx context.Context, bl *rdfv1.BulkLoad, a controller.SourceAccess, prev controller.SettleState, now time.Time) (controller.Revision, error) {
 	defer c.calls.Add(1)
-	return c.inner.Resolve(ctx, bl, a)
+	return c.inner.Resolve(ctx, bl, a, prev, now)
 }
 
-func startController(t *testing.T, resolver controller.SourceResolver) {
+// startController runs the controller until the test ends or stop is called.
+func startController(t *testing.T, resolver *countingResolver) (stop func()) {
 	t.Helper()
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:     scheme,
@@ -67,7 +73,7 @@ func startController(t *testing.T, resolver controller.SourceResolver) {
 	r := &controller.BulkLoadReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("rdf-bulkload-operator"),
 		DefaultFetchImage: "registry.example/fetch:test", DefaultLoaderImage: "registry.example/loader:test",
-		Resolver: resolver,
+		Resolver: resolver, Clock: resolver.clock,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
@@ -80,7 +86,10 @@ func startController(t *testing.T, resolver controller.SourceResolver) {
 			t.Errorf("manager: %v", err)
 		}
 	}()
-	t.Cleanup(func() { cancel(); <-done })
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 var nsCount atomic.Int64
@@ -108,6 +117,13 @@ func eventually(t *testing.T, what string, check func() error) {
 	t.Fatalf("%s: %v", what, err)
 }
 
+// The watched BulkLoads' trigger: relist advances the clock by one interval, so a settle
+// period spans several listings.
+const (
+	watchInterval = time.Minute
+	watchSettle   = 10 * time.Minute
+)
+
 func watchedBulkLoad(ns, name string, srv *miniotest.Server) *rdfv1.BulkLoad {
 	return &rdfv1.BulkLoad{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -124,8 +140,8 @@ func watchedBulkLoad(ns, name string, srv *miniotest.Server) *rdfv1.BulkLoad {
 				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi")},
 			}},
 			Snapshot: rdfv1.SnapshotSpec{VolumeSnapshotClassName: "nvme-snapshots", Keep: 2},
-			Trigger: rdfv1.TriggerSpec{Mode: rdfv1.TriggerWatch, Interval: metav1.Duration{Duration: time.Hour},
-				SettlePeriod: metav1.Duration{Duration: 2 * time.Minute}},
+			Trigger: rdfv1.TriggerSpec{Mode: rdfv1.TriggerWatch, Interval: metav1.Duration{Duration: watchInterval},
+				SettlePeriod: metav1.Duration{Duration: watchSettle}},
 		},
 	}
 }
@@ -153,10 +169,11 @@ func workflows(t *testing.T, ns string) []wfv1.Workflow {
 	return list.Items
 }
 
-// relist wakes the controller (an annotation change) and waits until it has listed the
-// source at least once more.
+// relist lets one trigger interval pass, wakes the controller (an annotation change) and
+// waits until it has listed the source at least once more.
 func relist(t *testing.T, key client.ObjectKey, r *countingResolver) {
 	t.Helper()
+	r.clock.Advance(watchInterval)
 	before := r.calls.Load()
 	eventually(t, "poke", func() error {
 		bl := get(t, key)
@@ -217,8 +234,8 @@ func TestWatchTriggerWithMinIO(t *testing.T) {
 	needControlPlane(t)
 	srv := miniotest.Start(t)
 	srv.MakeBucket("dumps")
-	clock := &fakeClock{t: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)}
-	resolver := &countingResolver{inner: &sourcewatch.Resolver{Watcher: &source.Watcher{Now: clock.Now}}}
+	clock := newClock()
+	resolver := &countingResolver{inner: sourcewatch.New(), clock: clock}
 	startController(t, resolver)
 	ns := newNamespace(t)
 	ctx := context.Background()
@@ -249,12 +266,12 @@ func TestWatchTriggerWithMinIO(t *testing.T) {
 	// 2. The marker lands: the listing must first stay quiet for the settle period.
 	srv.Put("dumps", "wikidata/20261120/_SUCCESS", nil, minio.PutObjectOptions{})
 	quiet(t, key, resolver)
-	if msg := reconcilingMessage(get(t, key)); !strings.Contains(msg, "unchanged for 2m0s") || len(workflows(t, ns)) != 0 {
+	if msg := reconcilingMessage(get(t, key)); !strings.Contains(msg, "unchanged for 10m0s") || len(workflows(t, ns)) != 0 {
 		t.Fatalf("right after the marker: %q, %d workflow(s)", msg, len(workflows(t, ns)))
 	}
 
 	// 3. Settled: exactly one build, of the revision the fetch step will verify.
-	clock.Advance(2 * time.Minute)
+	clock.Advance(watchSettle)
 	relist(t, key, resolver)
 	rev1 := expectedRevision(t, srv, source.Spec{Endpoint: srv.Endpoint(), Bucket: "dumps", Prefix: "wikidata/20261120/",
 		Include: []string{"*.nt.gz"}, Marker: "wikidata/20261120/_SUCCESS"})
@@ -295,7 +312,7 @@ func TestWatchTriggerWithMinIO(t *testing.T) {
 	}
 	srv.Put("dumps", "wikidata/20261127/_SUCCESS", nil, minio.PutObjectOptions{})
 	relist(t, key, resolver)
-	clock.Advance(2 * time.Minute)
+	clock.Advance(watchSettle)
 	relist(t, key, resolver)
 	rev2 := expectedRevision(t, srv, source.Spec{Endpoint: srv.Endpoint(), Bucket: "dumps", Prefix: "wikidata/20261127/",
 		Include: []string{"*.nt.gz"}, Marker: "wikidata/20261127/_SUCCESS"})
@@ -364,7 +381,7 @@ func TestWatchTriggerListingErrorIsACondition(t *testing.T) {
 	srv.MakeBucket("dumps")
 	srv.Put("dumps", "wikidata/20261120/a.nt.gz", []byte("a"), minio.PutObjectOptions{})
 	srv.Put("dumps", "wikidata/20261120/_SUCCESS", nil, minio.PutObjectOptions{})
-	resolver := &countingResolver{inner: sourcewatch.New()}
+	resolver := &countingResolver{inner: sourcewatch.New(), clock: newClock()}
 	startController(t, resolver)
 	ns := newNamespace(t)
 	ctx := context.Background()
@@ -407,5 +424,76 @@ func TestWatchTriggerListingErrorIsACondition(t *testing.T) {
 			return fmt.Errorf("%d workflows", n)
 		}
 		return nil
+	})
+}
+
+// The settle clock and the pace of the listings are in the BulkLoad's status: a
+// restarted operator neither lists before the interval is over nor starts the settle
+// period again, and builds the settled revision once.
+func TestWatchTriggerSettleClockSurvivesARestart(t *testing.T) {
+	needControlPlane(t)
+	srv := miniotest.Start(t)
+	srv.MakeBucket("dumps")
+	srv.Put("dumps", "wikidata/20261120/a.nt.gz", []byte("a"), minio.PutObjectOptions{})
+	srv.Put("dumps", "wikidata/20261120/_SUCCESS", nil, minio.PutObjectOptions{})
+	clock := newClock()
+	first := &countingResolver{inner: sourcewatch.New(), clock: clock}
+	stop := startController(t, first)
+	ns := newNamespace(t)
+	ctx := context.Background()
+	if err := k8s.Create(ctx, credentialsSecret(ns, srv.AccessKey, srv.SecretKey)); err != nil {
+		t.Fatal(err)
+	}
+	bl := watchedBulkLoad(ns, "restarted", srv)
+	if err := k8s.Create(ctx, bl); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(bl)
+	eventually(t, "settling", func() error {
+		if msg := reconcilingMessage(get(t, key)); !strings.Contains(msg, "unchanged for 10m0s") {
+			return fmt.Errorf("condition %q", msg)
+		}
+		return nil
+	})
+	relist(t, key, first)
+	since := get(t, key).Status.Source.UnchangedSince
+	if since == nil || !since.Time.Equal(clock.Now().Add(-watchInterval).Truncate(time.Second)) {
+		t.Fatalf("status.source.unchangedSince %v: the first listing's time", since)
+	}
+	stop()
+
+	// A new operator process: within the interval, no listing.
+	second := &countingResolver{inner: sourcewatch.New(), clock: clock}
+	startController(t, second)
+	annotate(t, key)
+	time.Sleep(2 * time.Second)
+	if n := second.calls.Load(); n != 0 {
+		t.Fatalf("%d listing(s) within the interval after the restart", n)
+	}
+	// The settle period, counted from before the restart, ends: one build.
+	clock.Advance(watchSettle)
+	relist(t, key, second)
+	eventually(t, "one build", func() error {
+		if n := len(workflows(t, ns)); n != 1 {
+			return fmt.Errorf("%d workflows", n)
+		}
+		return nil
+	})
+	quiet(t, key, second)
+	if n := len(workflows(t, ns)); n != 1 {
+		t.Fatalf("%d workflows: the revision was built twice", n)
+	}
+}
+
+// annotate wakes the controller without a listing being due.
+func annotate(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	eventually(t, "annotate", func() error {
+		bl := get(t, key)
+		if bl.Annotations == nil {
+			bl.Annotations = map[string]string{}
+		}
+		bl.Annotations["test.rdf.bulkload.io/poke"] = fmt.Sprint(time.Now().UnixNano())
+		return k8s.Update(context.Background(), bl)
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 )
 
@@ -17,6 +19,10 @@ const (
 	LabelRevision = "rdf.bulkload.io/revision"
 	LabelAttempt  = "rdf.bulkload.io/attempt"
 	LabelRole     = "rdf.bulkload.io/role"
+	// LabelBulkLoadUID is the UID of the BulkLoad that made the child: a BulkLoad
+	// recreated with the same name has another UID and leaves the old one's children
+	// (retained snapshots, the served volume) alone.
+	LabelBulkLoadUID = "rdf.bulkload.io/bulkload-uid"
 
 	// AnnotationRevision carries the full source revision (labels hold only its short form).
 	AnnotationRevision = "rdf.bulkload.io/source-revision"
@@ -69,20 +75,38 @@ func ServingClaimName(bl *rdfv1.BulkLoad, revision string) string {
 	return fmt.Sprintf("%s-db-%s", bl.Name, ShortRevision(revision))
 }
 
-// SelectorLabels select every child of a BulkLoad.
+// SelectorLabels select every child of a BulkLoad's name, including those of an
+// earlier BulkLoad of that name (see OwnedBy).
 func SelectorLabels(bl *rdfv1.BulkLoad) map[string]string {
 	return map[string]string{LabelBulkLoad: bl.Name}
 }
 
 func childLabels(bl *rdfv1.BulkLoad, revision, role string) map[string]string {
 	return map[string]string{
-		LabelBulkLoad:  bl.Name,
-		LabelRevision:  ShortRevision(revision),
-		LabelRole:      role,
-		LabelManagedBy: ManagedBy,
+		LabelBulkLoad:    bl.Name,
+		LabelBulkLoadUID: string(bl.UID),
+		LabelRevision:    ShortRevision(revision),
+		LabelRole:        role,
+		LabelManagedBy:   ManagedBy,
 	}
 }
 
 func childAnnotations(revision string) map[string]string {
 	return map[string]string{AnnotationRevision: revision}
+}
+
+// OwnedBy says whether child was made by this BulkLoad (not by an earlier one of the
+// same name): by its UID label, or, for children from before that label, by a
+// controller reference to the BulkLoad's UID. A child with neither (a snapshot or
+// serving volume from an older operator) is the BulkLoad's only if known says so.
+func OwnedBy(bl *rdfv1.BulkLoad, child metav1.Object, known func(name string) bool) bool {
+	if uid, ok := child.GetLabels()[LabelBulkLoadUID]; ok {
+		return uid == string(bl.UID)
+	}
+	for _, ref := range child.GetOwnerReferences() {
+		if ref.Controller != nil && *ref.Controller {
+			return ref.UID == bl.UID
+		}
+	}
+	return known != nil && known(child.GetName())
 }

@@ -75,6 +75,29 @@ func TestWorkflowStepsAndArguments(t *testing.T) {
 		t.Errorf("spec.loader.imagePullPolicy wins: %q", im.PullPolicy)
 	}
 	bl.Spec.Loader.ImagePullPolicy = ""
+	// The fetch image has its own pull policy; the loader's does not apply to it.
+	bl.Spec.Loader.ImagePullPolicy = corev1.PullAlways
+	if im := ResolveImages(bl, "operator:1", "default-loader", corev1.PullNever); im.FetchPullPolicy != corev1.PullNever {
+		t.Errorf("fetch defaults to the operator's pull policy, not the loader's: %q", im.FetchPullPolicy)
+	}
+	bl.Spec.Fetch.ImagePullPolicy = corev1.PullIfNotPresent
+	im := ResolveImages(bl, "operator:1", "default-loader", corev1.PullNever)
+	for _, tp := range Workflow(bl, BuildParams{Revision: "rev-1", Attempt: 1, Images: im}).Spec.Templates {
+		want := corev1.PullAlways
+		if tp.Name == StepFetch {
+			want = corev1.PullIfNotPresent
+		}
+		if tp.Container != nil && tp.Container.ImagePullPolicy != want {
+			t.Errorf("%s: pull policy %q, want %q", tp.Name, tp.Container.ImagePullPolicy, want)
+		}
+	}
+	bl.Spec.Loader.ImagePullPolicy, bl.Spec.Fetch.ImagePullPolicy = "", ""
+	if ttl := wf.Spec.TTLStrategy; ttl == nil || *ttl.SecondsAfterSuccess != 86400 || *ttl.SecondsAfterFailure != 7*86400 {
+		t.Errorf("ttlStrategy: %+v", ttl)
+	}
+	if wf.Spec.PodGC == nil || wf.Spec.PodGC.Strategy != wfv1.PodGCOnPodSuccess {
+		t.Errorf("podGC: %+v", wf.Spec.PodGC)
+	}
 
 	if wf.Name != WorkflowName(bl, "rev-1", 2) || wf.Namespace != "rdf" || wf.Labels[LabelAttempt] != "2" || wf.Annotations[AnnotationRevision] != "rev-1" {
 		t.Fatalf("metadata: %+v", wf.ObjectMeta)
@@ -193,7 +216,9 @@ func TestRetryStrategyFollowsExitCodes(t *testing.T) {
 			continue
 		}
 		rs := tp.RetryStrategy
-		if rs == nil || rs.Limit.IntValue() != 2 || rs.Backoff.Duration != "10s" || rs.Backoff.Cap != "1m0s" || rs.Backoff.Factor.IntValue() != 2 {
+		// No backoff: Argo waits it before evaluating the expression, so final exit
+		// codes would wait too (the controller's backoff spaces the attempts).
+		if rs == nil || rs.Limit.IntValue() != 2 || rs.Backoff != nil {
 			t.Fatalf("%s: %+v", tp.Name, rs)
 		}
 	}
@@ -440,5 +465,24 @@ func TestFetchResources(t *testing.T) {
 	bl.Spec.Fetch.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
 	if r := fetchOf().Resources; r.Requests.Cpu().String() != "2" || r.Limits != nil || r.Requests.Memory().Sign() != 0 {
 		t.Errorf("the spec's fetch resources replace the defaults: %+v", r)
+	}
+}
+
+func TestOwnedByTellsBulkLoadsOfTheSameNameApart(t *testing.T) {
+	old, reborn := testBulkLoad(), testBulkLoad()
+	old.UID, reborn.UID = "uid-old", "uid-new"
+	vs := DatabaseSnapshot(old, "r1")
+	if vs.Labels[LabelBulkLoadUID] != "uid-old" || !OwnedBy(old, vs, nil) || OwnedBy(reborn, vs, nil) {
+		t.Fatalf("labelled snapshot: %v", vs.Labels)
+	}
+	// An older operator's children: the controller reference, else the status decides.
+	pvc := DataClaim(old, "r1")
+	delete(pvc.Labels, LabelBulkLoadUID)
+	if !OwnedBy(old, pvc, nil) || OwnedBy(reborn, pvc, func(string) bool { return true }) {
+		t.Error("an unlabelled owned claim goes by its controller reference")
+	}
+	delete(vs.Labels, LabelBulkLoadUID)
+	if OwnedBy(reborn, vs, func(string) bool { return false }) || !OwnedBy(reborn, vs, func(n string) bool { return n == vs.Name }) {
+		t.Error("an unlabelled snapshot is the BulkLoad's only if its status records it")
 	}
 }

@@ -56,16 +56,22 @@ type Images struct {
 	Fetch    string
 	Loader   string
 	Validate string
-	// PullPolicy of every step's image; empty leaves it to Kubernetes.
+	// PullPolicy of the load and validate images; empty leaves it to Kubernetes.
 	PullPolicy corev1.PullPolicy
+	// FetchPullPolicy of the fetch image; empty leaves it to Kubernetes.
+	FetchPullPolicy corev1.PullPolicy
 }
 
-// ResolveImages fills the spec's images (and loader.imagePullPolicy) from the
-// operator's defaults.
+// ResolveImages fills the spec's images and pull policies (loader.imagePullPolicy,
+// fetch.imagePullPolicy) from the operator's defaults.
 func ResolveImages(bl *rdfv1.BulkLoad, defaultFetch, defaultLoader string, defaultPullPolicy corev1.PullPolicy) Images {
-	im := Images{Fetch: bl.Spec.Fetch.Image, Loader: bl.Spec.Loader.Image, Validate: bl.Spec.Validate.Image, PullPolicy: bl.Spec.Loader.ImagePullPolicy}
+	im := Images{Fetch: bl.Spec.Fetch.Image, Loader: bl.Spec.Loader.Image, Validate: bl.Spec.Validate.Image,
+		PullPolicy: bl.Spec.Loader.ImagePullPolicy, FetchPullPolicy: bl.Spec.Fetch.ImagePullPolicy}
 	if im.PullPolicy == "" {
 		im.PullPolicy = defaultPullPolicy
+	}
+	if im.FetchPullPolicy == "" {
+		im.FetchPullPolicy = defaultPullPolicy
 	}
 	if im.Fetch == "" {
 		im.Fetch = defaultFetch
@@ -130,9 +136,15 @@ func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
 			Affinity:     build.Affinity.DeepCopy(),
 			// A build that cannot finish (pods never scheduled, a hung step) ends.
 			ActiveDeadlineSeconds: ptr.To(int64(build.EffectiveDeadline() / time.Second)),
-			// Failed pods stay for their logs; the controller deletes old workflows.
-			PodGC:   &wfv1.PodGC{Strategy: wfv1.PodGCOnPodSuccess},
-			Volumes: volumes,
+			// Both set explicitly, so that the workflow-controller's workflowDefaults do
+			// not apply. Failed pods stay for their logs (podGC); the controller deletes
+			// old workflows itself. The TTLs only bound what an operator that is gone
+			// leaves behind: the controller records an attempt's outcome in the
+			// BulkLoad's status when it sees it finish (seconds later) and never runs a
+			// recorded attempt again, so a deleted workflow is harmless once seen.
+			PodGC:       &wfv1.PodGC{Strategy: wfv1.PodGCOnPodSuccess},
+			TTLStrategy: WorkflowTTL(),
+			Volumes:     volumes,
 			Templates: []wfv1.Template{
 				{
 					Name: entrypointTemplate,
@@ -193,7 +205,7 @@ func fetchTemplate(bl *rdfv1.BulkLoad, images Images, expectRevision string) wfv
 	c := &corev1.Container{
 		Name:            "main",
 		Image:           images.Fetch,
-		ImagePullPolicy: images.PullPolicy,
+		ImagePullPolicy: images.FetchPullPolicy,
 		Command:         []string{"rdf-bulkload-fetch"},
 		Args:            args,
 		Env:             credentialsEnv(src.CredentialsSecretRef),
@@ -336,9 +348,31 @@ func IsPodRejected(message string) bool {
 	return false
 }
 
+// Workflow TTLs (WorkflowTTL): a succeeded workflow holds nothing the status does
+// not (its pods are gone, its report is recorded); a failed one holds the failed
+// pods' logs, kept a week for diagnosis.
+const (
+	WorkflowTTLAfterSuccess = 24 * time.Hour
+	WorkflowTTLAfterFailure = 7 * 24 * time.Hour
+)
+
+// WorkflowTTL is the build workflow's ttlStrategy.
+func WorkflowTTL() *wfv1.TTLStrategy {
+	return &wfv1.TTLStrategy{
+		SecondsAfterSuccess: ptr.To(int32(WorkflowTTLAfterSuccess / time.Second)),
+		SecondsAfterFailure: ptr.To(int32(WorkflowTTLAfterFailure / time.Second)),
+	}
+}
+
+// retryStrategy retries a step inside its workflow, at once and without a backoff:
+// Argo v4 (workflow/controller operator.go processNodeRetries) waits the backoff
+// before it evaluates the retry policy and expression, so with a backoff a final
+// exit code would wait one too. The retried failures are pod losses (evicted, node
+// gone), for which a new pod at once is right, and exit codes 6 and 75, which the
+// tools return after their own retries; the wait between attempts is the
+// controller's (spec.retry.backoff, between workflows).
 func retryStrategy(bl *rdfv1.BulkLoad, step string) *wfv1.RetryStrategy {
-	r := &bl.Spec.Retry
-	limit := r.Limit
+	limit := bl.Spec.Retry.Limit
 	if limit < 0 {
 		limit = 0
 	}
@@ -346,11 +380,6 @@ func retryStrategy(bl *rdfv1.BulkLoad, step string) *wfv1.RetryStrategy {
 		Limit:       ptr.To(intstr.FromInt32(limit)),
 		RetryPolicy: wfv1.RetryPolicyAlways,
 		Expression:  RetryExpression(step),
-		Backoff: &wfv1.Backoff{
-			Duration: r.BackoffFor(1).String(),
-			Factor:   ptr.To(intstr.FromInt32(2)),
-			Cap:      r.BackoffFor(64).String(),
-		},
 	}
 }
 

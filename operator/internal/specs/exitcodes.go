@@ -34,8 +34,10 @@ var exitClasses = map[int32]ExitClass{
 }
 
 // ClassifyExit says whether a step's exit code is worth retrying. Codes outside the
-// contract (e.g. 137 from the OOM killer) count as final: retrying an unknown
-// failure on the same inputs would fail the same way.
+// contract count as final: retrying an unknown failure on the same inputs would fail
+// the same way. 137 (SIGKILL: the OOM killer, a node under pressure, a person) is
+// retried for the load step only, which resumes from its last checkpoint, so a retry
+// makes progress; elsewhere it is final.
 func ClassifyExit(step string, code int32) ExitClass {
 	if step == StepFetch && code == 3 {
 		return ExitClass{Reason: "SourceIncomplete"}
@@ -45,16 +47,19 @@ func ClassifyExit(step string, code int32) ExitClass {
 		c.Retryable = slices.Contains(retryableCodes(step), code)
 		return c
 	}
-	if code == 137 {
-		return ExitClass{Reason: "Killed"}
+	if code == ExitKilled {
+		return ExitClass{Reason: "Killed", Retryable: slices.Contains(retryableCodes(step), code)}
 	}
 	return ExitClass{Reason: fmt.Sprintf("ExitCode%d", code)}
 }
 
+// ExitKilled is a container's exit code after SIGKILL (128+9).
+const ExitKilled = 137
+
 // retryableCodes lists, per step, the exit codes its retryStrategy retries.
 func retryableCodes(step string) []int32 {
 	if step == StepLoad {
-		return []int32{6, 75}
+		return []int32{6, 75, ExitKilled}
 	}
 	return []int32{75}
 }

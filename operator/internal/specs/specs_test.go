@@ -223,7 +223,7 @@ func TestRetryStrategyFollowsExitCodes(t *testing.T) {
 		}
 	}
 	const notRejected = `!(lastRetry.message contains "is forbidden:" || lastRetry.message contains "denied the request" || lastRetry.message contains "is invalid:")`
-	if got := RetryExpression(StepLoad); got != `(lastRetry.status == "Error" && `+notRejected+`) || asInt(lastRetry.exitCode) in [6, 75]` {
+	if got := RetryExpression(StepLoad); got != `(lastRetry.status == "Error" && `+notRejected+`) || asInt(lastRetry.exitCode) in [6, 75, 137]` {
 		t.Errorf("load: %s", got)
 	}
 	if got := RetryExpression(StepFetch); got != `(lastRetry.status == "Error" && `+notRejected+`) || asInt(lastRetry.exitCode) in [75]` {
@@ -258,7 +258,8 @@ func TestClassifyExit(t *testing.T) {
 		{StepLoad, 75, "TransientIO", true},
 		{StepFetch, 3, "SourceIncomplete", false},
 		{StepFetch, 5, "ResourceExhausted", false},
-		{StepLoad, 137, "Killed", false},
+		{StepLoad, 137, "Killed", true},
+		{StepFetch, 137, "Killed", false},
 		{StepValidate, 1, "ExitCode1", false},
 	} {
 		got := ClassifyExit(tc.step, tc.code)

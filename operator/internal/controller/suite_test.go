@@ -128,10 +128,7 @@ func recordControlPlane(assets string) {
 		if err != nil {
 			continue
 		}
-		// Field 4 of /proc/PID/stat (after the parenthesised command) is the parent PID.
-		rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
-		fields := strings.Fields(rest)
-		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
+		if parentPID(stat) != os.Getpid() {
 			continue
 		}
 		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(exe, assets) {
@@ -139,6 +136,17 @@ func recordControlPlane(assets string) {
 		}
 	}
 	_ = os.WriteFile(pidFile(), []byte(strings.Join(pids, "\n")), 0o644)
+}
+
+// parentPID is field 4 of /proc/PID/stat (after the parenthesised command); 0 if unreadable.
+func parentPID(stat []byte) int {
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+	fields := strings.Fields(rest)
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
 }
 
 // killStaleControlPlane stops processes a previous, killed run of this suite left.
@@ -152,8 +160,10 @@ func killStaleControlPlane(assets string) {
 		if err != nil {
 			continue
 		}
-		// Only a process still running an asset binary is ours; the PID may have been reused.
-		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && strings.HasPrefix(exe, assets) {
+		// Only an orphan still running an asset binary is a killed run's: the PID may have
+		// been reused, and a suite running at the same time (another checkout) owns its own.
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && strings.HasPrefix(exe, assets) && parentPID(stat) == 1 {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}

@@ -78,7 +78,7 @@ func TestMetricsEndpointNeedsTheMetricsReaderRole(t *testing.T) {
 
 // With --metrics-cert-path the endpoint serves that certificate (a client trusting
 // only its CA connects), and a missing certificate is an error, not a silent
-// self-signed one.
+// self-signed one; with plain HTTP it is a contradiction.
 func TestMetricsEndpointServesTheProvidedCertificate(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
@@ -110,6 +110,8 @@ func TestMetricsEndpointServesTheProvidedCertificate(t *testing.T) {
 
 	_, err = managermetrics.ServerOptions(managermetrics.Options{BindAddress: addr, Secure: true, CertPath: t.TempDir()})
 	g.Expect(err).To(MatchError(ContainSubstring(managermetrics.CertName)))
+	_, err = managermetrics.ServerOptions(managermetrics.Options{BindAddress: addr, Secure: false, CertPath: dir})
+	g.Expect(err).To(HaveOccurred(), "a certificate for plain HTTP")
 }
 
 // freeLoopbackAddr is a loopback address with a port free a moment ago.

@@ -106,10 +106,11 @@ def test_manager_deployment():
     for a in c['args']:
         flag = a.split('=')[0].lstrip('-')
         assert '"%s"' % flag in main_go, 'the manager has no flag %s' % flag
-    assert '--leader-elect' in c['args'] and '--metrics-bind-address=:8080' in c['args']
+    assert '--leader-elect' in c['args'] and '--metrics-bind-address=:8443' in c['args']
+    assert '--metrics-secure=true' in c['args'] and not [a for a in c['args'] if a.startswith('--metrics-cert-path')]
     assert '--health-probe-bind-address=:8081' in c['args']
     ports = {p['name']: p['containerPort'] for p in c['ports']}
-    assert ports == {'metrics': 8080, 'probes': 8081}, ports
+    assert ports == {'metrics': 8443, 'probes': 8081}, ports
     assert c['livenessProbe']['httpGet'] == {'path': '/healthz', 'port': 'probes'}
     assert c['readinessProbe']['httpGet'] == {'path': '/readyz', 'port': 'probes'}
     env = {e['name']: e['value'] for e in c['env']}
@@ -132,19 +133,59 @@ def test_manager_deployment():
     assert pod['serviceAccountName'] == sa
     for kind in ('ClusterRoleBinding', 'RoleBinding'):
         for b in find(objs, kind):
-            if b['metadata']['name'] == 'rdf-bulkload-workflow':
-                continue   # the build pods' binding, see test_workflow_service_account
+            if b['metadata']['name'] in ('rdf-bulkload-workflow', 'rdf-bulkload-metrics-reader'):
+                continue   # the build pods' and the scraper's bindings, see test_workflow_service_account and test_metrics_endpoint_rbac
             assert b['subjects'] == [{'kind': 'ServiceAccount', 'name': sa, 'namespace': NS}], b
     svc = find(objs, 'Service', 'rdf-bulkload-metrics')[0]
     sel = svc['spec']['selector']
     assert all(dep['spec']['template']['metadata']['labels'].get(k) == v for k, v in sel.items())
-    assert svc['spec']['ports'][0]['targetPort'] == 'metrics'
+    assert svc['spec']['ports'][0]['targetPort'] == 'metrics' and svc['spec']['ports'][0]['port'] == 8443
     lease = find(objs, 'Role', 'rdf-bulkload-leader-election')[0]
     assert any('leases' in r['resources'] for r in lease['rules'])
     # leader election records its transitions as core/v1 Events (seen refused on a real cluster)
     assert any('' in r['apiGroups'] and 'events' in r['resources'] and 'create' in r['verbs']
                for r in lease['rules']), lease['rules']
     assert not [o for o in objs if o['kind'] in ('ServiceMonitor', 'Secret') or 'fuseki' in o['metadata']['name']]
+
+
+def test_metrics_endpoint_rbac():
+    """The metrics endpoint is HTTPS behind controller-runtime's authentication and authorization
+    filter: the manager may create TokenReviews and SubjectAccessReviews, and a scraper needs the
+    metrics-reader ClusterRole (config/rbac/metrics_reader_role.yaml), bound to nobody unless
+    metrics.reader.subjects names someone."""
+    objs = objects(render())
+    manager = find(objs, 'ClusterRole', 'rdf-bulkload-manager')[0]['rules']
+    for group, resource in (('authentication.k8s.io', 'tokenreviews'), ('authorization.k8s.io', 'subjectaccessreviews')):
+        assert any(group in r['apiGroups'] and resource in r['resources'] and 'create' in r['verbs'] for r in manager), \
+            'the manager may not create %s.%s' % (resource, group)
+    reader = find(objs, 'ClusterRole', 'rdf-bulkload-metrics-reader')[0]
+    want = yaml.safe_load(open(os.path.join(ROOT, 'config/rbac/metrics_reader_role.yaml')))['rules']
+    assert reader['rules'] == want == [{'nonResourceURLs': ['/metrics'], 'verbs': ['get']}], reader['rules']
+    assert not [o for o in objs if o['kind'] == 'ClusterRoleBinding' and 'metrics-reader' in o['metadata']['name']]
+    subject = {'kind': 'ServiceAccount', 'name': 'prometheus', 'namespace': 'monitoring'}
+    objs = objects(render(None, 'metrics.reader.subjects[0].kind=ServiceAccount', 'metrics.reader.subjects[0].name=prometheus',
+                          'metrics.reader.subjects[0].namespace=monitoring'))
+    b = find(objs, 'ClusterRoleBinding', 'rdf-bulkload-metrics-reader')[0]
+    assert b['roleRef'] == {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole', 'name': 'rdf-bulkload-metrics-reader'}
+    assert b['subjects'] == [subject], b['subjects']
+    # the default ServiceMonitor scrapes over HTTPS with the Prometheus pod's token, not verifying the
+    # self-signed certificate
+    ep = find(objects(render(None, 'metrics.serviceMonitor.enabled=true')), 'ServiceMonitor')[0]['spec']['endpoints'][0]
+    assert ep == {'port': 'metrics', 'path': '/metrics', 'scheme': 'https', 'interval': '30s', 'scrapeTimeout': '10s',
+                  'bearerTokenFile': '/var/run/secrets/kubernetes.io/serviceaccount/token',
+                  'tlsConfig': {'insecureSkipVerify': True}}, ep
+    ep = find(objects(render(None, 'metrics.serviceMonitor.enabled=true', 'metrics.serviceMonitor.tokenSecret=prometheus-token')),
+              'ServiceMonitor')[0]['spec']['endpoints'][0]
+    assert ep['authorization'] == {'type': 'Bearer', 'credentials': {'name': 'prometheus-token', 'key': 'token'}}, ep
+    assert 'bearerTokenFile' not in ep and ep['scheme'] == 'https'
+    # metrics.secure=false: plain HTTP, no token, no reader role
+    objs = objects(render(None, 'metrics.secure=false', 'metrics.port=8080', 'metrics.service.port=8080',
+                          'metrics.serviceMonitor.enabled=true'))
+    c = find(objs, 'Deployment')[0]['spec']['template']['spec']['containers'][0]
+    assert '--metrics-secure=false' in c['args'] and '--metrics-bind-address=:8080' in c['args'], c['args']
+    ep = find(objs, 'ServiceMonitor')[0]['spec']['endpoints'][0]
+    assert ep['scheme'] == 'http' and not {'bearerTokenFile', 'authorization', 'tlsConfig'} & set(ep), ep
+    assert not [o for o in objs if 'metrics-reader' in o['metadata']['name']]
 
 
 def test_fuseki_starts_before_the_first_handoff():
@@ -215,6 +256,8 @@ def test_minimal():
     objs = objects(render(case_path('minimal')))
     c = find(objs, 'Deployment')[0]['spec']['template']['spec']['containers'][0]
     assert '--leader-elect' not in c['args'] and '--metrics-bind-address=0' in c['args'], c['args']
+    assert not [a for a in c['args'] if a.startswith('--metrics-secure') or a.startswith('--metrics-cert-path')]
+    assert not [o for o in objs if 'metrics-reader' in o['metadata']['name']]
     assert [p['name'] for p in c['ports']] == ['probes']
     assert not [o for o in objs if (o['kind'] == 'Role' and o['metadata']['name'] != 'rdf-bulkload-workflow')
                 or o['metadata']['name'].endswith('-metrics')]
@@ -233,6 +276,18 @@ def test_full():
     assert all(svc['metadata']['labels'].get(k) == v for k, v in sm['spec']['selector']['matchLabels'].items())
     assert sm['metadata']['labels']['release'] == 'kube-prometheus-stack'
     assert sm['spec']['endpoints'][0]['port'] == 'metrics'
+    # a provided certificate: mounted where --metrics-cert-path points, and verified by the scrape
+    cert_path = [a.split('=', 1)[1] for a in c['args'] if a.startswith('--metrics-cert-path=')]
+    assert cert_path == ['/tmp/k8s-metrics-server/metrics-certs'], c['args']
+    mount = [m for m in c['volumeMounts'] if m['name'] == 'metrics-certs'][0]
+    assert mount['mountPath'] == cert_path[0] and mount['readOnly'] is True
+    vol = [v for v in dep['spec']['template']['spec']['volumes'] if v['name'] == 'metrics-certs'][0]
+    assert vol['secret']['secretName'] == 'rdf-bulkload-metrics-cert', vol
+    tls = sm['spec']['endpoints'][0]['tlsConfig']
+    assert tls == {'ca': {'secret': {'name': 'rdf-bulkload-metrics-cert', 'key': 'ca.crt'}},
+                   'serverName': 'rdf-bulkload-metrics.rdf-bulkload-system.svc'}, tls   # not merged with insecureSkipVerify
+    b = find(objs, 'ClusterRoleBinding', 'rdf-bulkload-metrics-reader')[0]
+    assert b['subjects'] == [{'kind': 'ServiceAccount', 'name': 'kube-prometheus-stack-prometheus', 'namespace': 'monitoring'}]
     for ns in ('rdf', 'rdf-staging'):
         role = find(objs, 'Role', 'rdf-bulkload-workflow')
         assert any(r['metadata']['namespace'] == ns for r in role)
@@ -255,7 +310,8 @@ def test_full():
 def test_schema_rejects_bad_values():
     bad = ['image.digest=latest', 'fuseki.port=0', 'loaderImage.pullPolicy=Sometimes', 'metrics.port=70000', 'replicaCount=-1',
            'noSuchValue=1', 'fuseki.image.pullPolicy=Sometimes', 'metrics.serviceMonitor.interval=soon',
-           'image.repository=']
+           'image.repository=', 'metrics.reader.subjects[0].kind=Robot', 'metrics.secure=yes',
+           'metrics.reader.subjects[0].kind=ServiceAccount,metrics.reader.subjects[0].name=prometheus']
     accepted = []
     for s in bad:
         r = helm('template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', s, check=False)

@@ -15,10 +15,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/controller"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/managermetrics"
 )
 
 // Scheme knows every kind the operator reads or writes.
@@ -32,9 +32,13 @@ func Scheme() *runtime.Scheme {
 }
 
 func main() {
-	var metricsAddr, probeAddr, fetchImage, loaderImage, pullPolicy string
-	var leaderElect bool
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint (0 disables it)")
+	var metricsAddr, metricsCertPath, probeAddr, fetchImage, loaderImage, pullPolicy string
+	var leaderElect, metricsSecure bool
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint (0 disables it)")
+	flag.BoolVar(&metricsSecure, "metrics-secure", true,
+		"serve the metrics over HTTPS to clients whose token may get the nonResourceURL /metrics (false: plain HTTP, open to anyone who reaches the port)")
+	flag.StringVar(&metricsCertPath, "metrics-cert-path", "",
+		"directory with the metrics endpoint's tls.crt and tls.key, reloaded when they change (empty: a self-signed certificate)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz probes")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one replica reconciles")
 	flag.StringVar(&fetchImage, "fetch-image", os.Getenv("RDF_BULKLOAD_FETCH_IMAGE"), "default image of the fetch step (the operator image ships rdf-bulkload-fetch)")
@@ -52,13 +56,18 @@ func main() {
 		log.Error(nil, "--step-image-pull-policy must be Always, IfNotPresent or Never", "value", pullPolicy)
 		os.Exit(2)
 	}
+	metricsOpts, err := managermetrics.ServerOptions(managermetrics.Options{BindAddress: metricsAddr, Secure: metricsSecure, CertPath: metricsCertPath})
+	if err != nil {
+		log.Error(err, "cannot configure the metrics endpoint")
+		os.Exit(2)
+	}
 
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme: Scheme(),
 		// Only the operator's own children are cached, not every Workflow, PVC and
 		// VolumeSnapshot of the cluster.
 		Cache:                  controller.CacheOptions(),
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                metricsOpts,
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "rdf-bulkload-operator.rdf.bulkload.io",
@@ -88,7 +97,7 @@ func main() {
 		log.Error(err, "cannot add the readiness check")
 		os.Exit(1)
 	}
-	log.Info("starting", "fetchImage", fetchImage, "loaderImage", loaderImage, "stepImagePullPolicy", pullPolicy)
+	log.Info("starting", "metricsBindAddress", metricsAddr, "metricsSecure", metricsSecure, "fetchImage", fetchImage, "loaderImage", loaderImage, "stepImagePullPolicy", pullPolicy)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

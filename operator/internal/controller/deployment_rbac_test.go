@@ -42,11 +42,7 @@ func TestInstalledRBACIsEnoughForABuild(t *testing.T) {
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: serviceAccount.GetNamespace(), Name: "rdf-bulkload-controller-manager"}, dep)).To(Succeed())
 	g.Expect(dep.Spec.Template.Spec.ServiceAccountName).To(Equal(serviceAccount.GetName()))
 
-	asManager := rest.CopyConfig(restConfig)
-	asManager.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + serviceAccount.GetNamespace() + ":" + serviceAccount.GetName(),
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + serviceAccount.GetNamespace(), "system:authenticated"},
-	}
+	asManager := impersonating(serviceAccount.GetNamespace(), serviceAccount.GetName())
 	// The impersonated identity really is limited: it may not read Pods.
 	limited, err := client.New(asManager, client.Options{Scheme: scheme})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -69,6 +65,16 @@ func TestInstalledRBACIsEnoughForABuild(t *testing.T) {
 	eventually(t, func(g Gomega) {
 		g.Expect(k8s.Get(ctx, key, &rdfv1.BulkLoad{})).NotTo(Succeed(), "the finalizer is removed")
 	})
+}
+
+// impersonating is the suite's API access as the given ServiceAccount, with only its RBAC.
+func impersonating(namespace, name string) *rest.Config {
+	cfg := rest.CopyConfig(restConfig)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + namespace + ":" + name,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+	}
+	return cfg
 }
 
 // renderConfigDefault is `kustomize build config/default`, the install of the README.

@@ -7,6 +7,11 @@ import (
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 )
 
+// The manager's metrics endpoint (internal/managermetrics) asks the API server to
+// authenticate each scraper's token and authorize its GET /metrics.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // Build metrics, served on the manager's metrics endpoint next to controller-runtime's own.
 var (
 	buildsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -61,6 +63,8 @@ const (
 	fusekiName = release + "-fuseki"
 	// the sample this suite applies, as a user would after editing the fields marked EDIT
 	sampleFile = "config/samples/rdf_v1alpha1_bulkload_minio.yaml"
+	// the ServiceAccount whose token scrapes the operator's metrics (and runs Prometheus)
+	scraperSA = "prometheus"
 	// the label Argo puts on every pod of a workflow
 	workflowPodLabel = "workflows.argoproj.io/workflow"
 )
@@ -150,6 +154,10 @@ func newSuite(t *testing.T) (*suite, context.Context) {
 
 	s.createNamespace(ctx)
 	t.Cleanup(s.cleanup)
+	if _, err := s.kube.CoreV1().ServiceAccounts(s.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: scraperSA}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatalf("scraper service account: %v", err)
+	}
 	s.installChart(ctx)
 	s.startMinIO(ctx)
 	s.makeBucket(ctx)
@@ -188,6 +196,7 @@ func TestBulkLoadToFuseki(t *testing.T) {
 	s.checkStepPods()
 	s.scraped["operator (after the build)"] = s.scrapeOperatorOnce(ctx)
 	s.checkMetrics()
+	s.checkOperatorMetricsNeedToken(ctx)
 	s.checkKstatus(final)
 	s.checkEvents(ctx)
 	s.checkPrinterColumns(ctx)
@@ -290,6 +299,9 @@ func (s *suite) installChart(ctx context.Context) {
 		"--set", "fuseki.javaOptions=-Xmx512m", "--set", "fuseki.resources.requests.memory=768Mi",
 		"--set", "fuseki.resources.limits.memory=1Gi",
 		"--set", "argo.workflowServiceAccount.create=true",
+		// the scraper's identity may read the operator's metrics (the metrics-reader ClusterRole)
+		"--set", "metrics.reader.subjects[0].kind=ServiceAccount", "--set", "metrics.reader.subjects[0].name=" + scraperSA,
+		"--set", "metrics.reader.subjects[0].namespace=" + s.ns,
 		"--set", "replicaCount=1"}
 	cmd := exec.CommandContext(ctx, s.helm, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -631,7 +643,7 @@ func (s *suite) scrapeWhileRunning(ctx context.Context, endpoint, pod string, po
 		if err != nil || p.Status.Phase != corev1.PodRunning {
 			return
 		}
-		if names := s.scrape(pod, port); len(names) > 0 {
+		if names := s.scrape(pod, port, ""); len(names) > 0 {
 			s.mu.Lock()
 			s.scraped[endpoint] = names
 			s.mu.Unlock()
@@ -641,14 +653,28 @@ func (s *suite) scrapeWhileRunning(ctx context.Context, endpoint, pod string, po
 	}
 }
 
-func (s *suite) scrape(pod string, port int) []string {
+// scrape reads pod:port/metrics through a port-forward: plain HTTP, or with a bearer token
+// HTTPS (the operator's endpoint, self-signed unless a certificate is configured).
+func (s *suite) scrape(pod string, port int, token string) []string {
 	addr, stop, err := s.portForward(pod, port)
 	if err != nil {
 		return nil
 	}
 	defer stop()
 	c := &http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
+	scheme := "http"
+	if token != "" {
+		scheme = "https"
+		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}} //nolint:gosec // self-signed, on a port-forward
+	}
+	req, err := http.NewRequest(http.MethodGet, scheme+"://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		return nil
 	}
@@ -702,7 +728,7 @@ func (s *suite) scrapeOperatorOnce(ctx context.Context) []string {
 	if err != nil || len(pods.Items) == 0 {
 		return nil
 	}
-	port := 8080
+	port := 8443
 	for _, c := range pods.Items[0].Spec.Containers {
 		for _, p := range c.Ports {
 			if p.Name == "metrics" {
@@ -710,7 +736,49 @@ func (s *suite) scrapeOperatorOnce(ctx context.Context) []string {
 			}
 		}
 	}
-	return s.scrape(pods.Items[0].Name, port)
+	return s.scrape(pods.Items[0].Name, port, s.scraperToken(ctx))
+}
+
+// scraperToken is a short-lived token of the scraper's ServiceAccount (bound to the chart's
+// metrics-reader ClusterRole at install).
+func (s *suite) scraperToken(ctx context.Context) string {
+	tr, err := s.kube.CoreV1().ServiceAccounts(s.ns).CreateToken(ctx, scraperSA, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		s.t.Fatalf("token of %s: %v", scraperSA, err)
+	}
+	return tr.Status.Token
+}
+
+// checkOperatorMetricsNeedToken: without a token the operator's metrics endpoint answers 401
+// (controller-runtime's authentication filter), and with a token of an identity the
+// metrics-reader role is not bound to, 403.
+func (s *suite) checkOperatorMetricsNeedToken(ctx context.Context) {
+	pod := s.runningPod(ctx, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller-manager")
+	addr, stop, err := s.portForward(pod, 8443)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer stop()
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed
+	tr, err := s.kube.CoreV1().ServiceAccounts(s.ns).CreateToken(ctx, "default", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for token, want := range map[string]int{"": http.StatusUnauthorized, tr.Status.Token: http.StatusForbidden} {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+addr+"/metrics", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			s.t.Fatalf("operator metrics: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			s.t.Errorf("operator metrics with token %v: HTTP %d, want %d", token != "", resp.StatusCode, want)
+		}
+	}
 }
 
 func (s *suite) waitReady(ctx context.Context) *unstructured.Unstructured {

@@ -9,8 +9,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -151,6 +154,14 @@ func TestHandoffDriftIsPutBackWithinOneReconcile(t *testing.T) {
 			})
 		})
 	}
+
+	// A tool applying server-side (Argo CD with ServerSideApply, Flux) that has not been
+	// told to ignore the volume cannot even revert it: the volume would have two sources.
+	emptyDir := appsv1ac.Deployment("fuseki", ns).WithSpec(appsv1ac.DeploymentSpec().WithTemplate(corev1ac.PodTemplateSpec().
+		WithSpec(corev1ac.PodSpec().WithVolumes(corev1ac.Volume().WithName("databases").WithEmptyDir(corev1ac.EmptyDirVolumeSource())))))
+	err := k8s.Apply(ctx, emptyDir, client.FieldOwner("gitops"), client.ForceOwnership)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
+	g.Expect(servedClaim(g, ns)).To(Equal(claim))
 }
 
 func TestServingWorkloadWithMoreThanOneReplicaIsRefused(t *testing.T) {

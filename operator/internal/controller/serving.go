@@ -69,7 +69,7 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 	switch {
 	case apierrors.IsNotFound(err) || (err == nil && (vs.Labels[specs.LabelBulkLoad] != bl.Name || vs.Labels[specs.LabelRole] != specs.RoleSnapshot)):
 		s.servingOutcome(func() {
-			s.stall(status.ReasonServingSnapshotNotFound, "snapshot %s is not a snapshot of this BulkLoad (retained: %s)", want, snapshotNames(st.Snapshots))
+			s.stall(status.ReasonServingSnapshotNotFound, "snapshot %s does not exist or is not one of this BulkLoad's (retained: %s)", want, snapshotNames(st.Snapshots))
 		})
 		return nil
 	case err != nil:

@@ -204,6 +204,25 @@ def test_fuseki_starts_before_the_first_handoff():
         'the build no longer writes the database as db/ at the volume root'
 
 
+def test_fuseki_keeps_serving_through_a_handoff():
+    """Each handoff mounts a newly restored volume, so the new pod never opens the database the
+    old one holds: the Deployment surges one pod and stops the old one only once the new one is
+    ready (no gap, unlike Recreate), and ready means the dataset answers a SPARQL query, not just
+    that the server is up. One replica at most: one process opens a TDB2 database."""
+    objs = objects(render(None, 'fuseki.enabled=true', 'fuseki.dataset=wd'))
+    dep = find(objs, 'Deployment', 'rdf-bulkload-fuseki')[0]
+    assert dep['spec']['strategy'] == {'type': 'RollingUpdate', 'rollingUpdate': {'maxSurge': 1, 'maxUnavailable': 0}}, \
+        dep['spec']['strategy']
+    c = dep['spec']['template']['spec']['containers'][0]
+    probe = c['readinessProbe']['httpGet']
+    assert probe['path'] == '/wd/query?query=ASK%7B%7D' and probe['port'] == 'http', probe
+    assert c['args'][-1] == '/wd', 'the probe queries the dataset Fuseki serves'
+    assert c['livenessProbe']['httpGet']['path'] == '/$/ping'
+    for bad in ('fuseki.replicas=2',):
+        r = subprocess.run([HELM, 'template', 'x', CHART, '--set', 'fuseki.enabled=true', '--set', bad], capture_output=True, text=True)
+        assert r.returncode != 0 and 'replicas' in r.stderr, (bad, r.stderr)
+
+
 def test_workflow_service_account():
     """By default the chart creates the build pods' ServiceAccount (the samples' and the e2e suite's
     spec.serviceAccountName) with exactly Argo's executor permissions, the same rules as
@@ -302,7 +321,7 @@ def test_full():
     vols = {v['name']: v for v in fpod['volumes']}
     assert 'databases' in vols and any(m['name'] == 'databases' for m in fc['volumeMounts'])
     assert fc['securityContext']['readOnlyRootFilesystem'] is True and fpod['securityContext']['runAsNonRoot']
-    assert fu['spec']['strategy']['type'] == 'Recreate'
+    assert fu['spec']['strategy']['type'] == 'RollingUpdate'
     fsvc = find(objs, 'Service', 'rdf-bulkload-fuseki')[0]
     assert fsvc['spec']['selector'] == fu['spec']['selector']['matchLabels']
 

@@ -441,12 +441,21 @@ type ServingSpec struct {
 	// +optional
 	StorageClassName string `json:"storageClassName,omitempty"`
 
-	// accessModes of the restored volume.
+	// accessModes of the restored volume. Whatever they are, the workload must run one
+	// replica: a TDB2 database is opened by one process (its lock refuses a second).
 	// +kubebuilder:default={"ReadWriteOnce"}
 	// +kubebuilder:validation:MaxItems=4
 	// +listType=atomic
 	// +optional
 	AccessModes []corev1.PersistentVolumeAccessMode `json:"accessModes,omitempty"`
+
+	// snapshotName pins the workload to one of the retained snapshots (a name from
+	// status.snapshots), e.g. the previous one to roll back. Builds go on and are
+	// recorded, but the workload keeps this snapshot until the field is cleared, when
+	// it returns to the newest one. A pinned snapshot is never pruned.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	SnapshotName string `json:"snapshotName,omitempty"`
 }
 
 // TriggerMode says what starts a build.
@@ -518,7 +527,7 @@ type RetrySpec struct {
 }
 
 // Phase is the coarse state of a BulkLoad.
-// +kubebuilder:validation:Enum=Pending;Fetching;Loading;Validating;Snapshotting;Ready;Failed
+// +kubebuilder:validation:Enum=Pending;Fetching;Loading;Validating;Snapshotting;HandingOff;Ready;Failed
 type Phase string
 
 const (
@@ -527,14 +536,18 @@ const (
 	PhaseLoading      Phase = "Loading"
 	PhaseValidating   Phase = "Validating"
 	PhaseSnapshotting Phase = "Snapshotting"
-	PhaseReady        Phase = "Ready"
-	PhaseFailed       Phase = "Failed"
+	// PhaseHandingOff: the serving workload is being pointed at (or rolls out onto)
+	// the database it should serve.
+	PhaseHandingOff Phase = "HandingOff"
+	PhaseReady      Phase = "Ready"
+	PhaseFailed     Phase = "Failed"
 )
 
 // Condition types, in kstatus form so Argo CD and Flux read health.
 const (
 	// ConditionReady is True when the database of the current source revision is
-	// built, snapshotted and handed off.
+	// built, snapshotted and handed off, and the serving workload's rollout onto it
+	// is complete.
 	ConditionReady = "Ready"
 	// ConditionReconciling is True while a build is under way or queued.
 	ConditionReconciling = "Reconciling"
@@ -545,7 +558,7 @@ const (
 
 // BulkLoadStatus is the observed state of a BulkLoad.
 type BulkLoadStatus struct {
-	// phase is the coarse state: Pending, Fetching, Loading, Validating, Snapshotting, Ready or Failed.
+	// phase is the coarse state: Pending, Fetching, Loading, Validating, Snapshotting, HandingOff, Ready or Failed.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 
@@ -616,6 +629,12 @@ type BulkLoadStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	ServingClaim string `json:"servingClaim,omitempty"`
+
+	// servedSnapshot is the snapshot servingClaim was restored from: currentSnapshot,
+	// or spec.serving.snapshotName while that pins an older one.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ServedSnapshot string `json:"servedSnapshot,omitempty"`
 
 	// load holds the figures of the newest successful load.
 	// +optional

@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -163,4 +165,21 @@ func TestCacheHoldsOnlyTheOperatorsChildren(t *testing.T) {
 	g.Expect(err).To(HaveOccurred(), "an unlabelled workflow is not cached")
 	// BulkLoads carry no labels and are all cached.
 	g.Expect(cache.Get(ctx, client.ObjectKeyFromObject(bl), &rdfv1.BulkLoad{})).To(Succeed())
+
+	// Deployments (possible serving workloads) are watched as metadata, of which the
+	// cache keeps only their identity, not, say, a whole manifest in an annotation.
+	dep := newServingDeployment(ns)
+	dep.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 4096)}
+	dep.Labels = map[string]string{"app": "fuseki"}
+	g.Expect(k8s.Create(ctx, dep)).To(Succeed())
+	eventually(t, func(g Gomega) {
+		list := &metav1.PartialObjectMetadataList{}
+		list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("DeploymentList"))
+		g.Expect(cache.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(1))
+		g.Expect(list.Items[0].Name).To(Equal(dep.Name))
+		g.Expect(list.Items[0].Annotations).To(BeEmpty())
+		g.Expect(list.Items[0].Labels).To(BeEmpty())
+		g.Expect(list.Items[0].ManagedFields).To(BeEmpty())
+	})
 }

@@ -10,6 +10,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -104,6 +105,9 @@ type scope struct {
 	effects []func()
 	// prunable are children retention no longer needs (prune), deleted after the patch.
 	prunable []client.Object
+	// servingSettled: the serving workload runs the database it should serve, with no
+	// pod of an older template left (serve); only then are older restored volumes pruned.
+	servingSettled bool
 }
 
 func (s *scope) onCommit(f func()) { s.effects = append(s.effects, f) }
@@ -157,13 +161,14 @@ type phaseFunc func(ctx context.Context, s *scope) error
 // +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile drives one BulkLoad a step further: fetch → finalizer → the ordered
 // phases (check dependencies, validate, resolve source revision, ensure workflow,
-// observe workflow, hand off, prune) → one status patch.
+// observe workflow, record the build; serve; prune) → one status patch.
 func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, reterr error) {
 	bl := &rdfv1.BulkLoad{}
 	if err := r.Get(ctx, req.NamespacedName, bl); err != nil {
@@ -202,19 +207,27 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		}
 	}()
 
-	phases := []phaseFunc{r.checkDependencies, r.validate, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.handOff, r.prune}
-	var errs []error
-	for _, phase := range phases {
+	build := []phaseFunc{r.checkDependencies, r.validate, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.recordBuild}
+	for _, phase := range build {
 		if err := phase(ctx, s); err != nil {
-			errs = append(errs, err)
-			break
+			return reconcile.Result{}, err
 		}
 		if s.stop {
 			break
 		}
 	}
-	if err := kerrors.NewAggregate(errs); err != nil {
-		return reconcile.Result{}, err
+	// The serving workload is kept on its database whatever the build does (a retry
+	// waiting for its backoff stops the build phases, not this); not while the
+	// operator cannot work at all (a missing API, an invalid spec).
+	if !s.stop || (s.outcome != nil && s.outcome.kind == outcomeProgressing) {
+		if err := r.serve(ctx, s); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if !s.stop {
+		if err := r.prune(ctx, s); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	return reconcile.Result{RequeueAfter: s.requeueAfter}, nil
 }
@@ -283,8 +296,11 @@ func (r *BulkLoadReconciler) computeStatus(s *scope) {
 		status.SetStalled(st, gen, reason, msg)
 	case st.LastBuiltRevision != "":
 		msg := fmt.Sprintf("snapshot %s holds revision %s", st.CurrentSnapshot, st.LastBuiltRevision)
-		if st.ServingClaim != "" {
-			msg += "; served from " + st.ServingClaim
+		if sv := s.bl.Spec.Serving; sv != nil && st.ServingClaim != "" {
+			msg += fmt.Sprintf("; %s serves %s", sv.Name, st.ServingClaim)
+			if st.ServedSnapshot != st.CurrentSnapshot {
+				msg += fmt.Sprintf(", restored from snapshot %s (pinned by spec.serving.snapshotName)", st.ServedSnapshot)
+			}
 		}
 		if s.sourceProblem != "" {
 			msg += "; " + s.sourceProblem
@@ -374,7 +390,8 @@ func ignoreNotFound(err error) error {
 }
 
 // SetupWithManager registers the controller: BulkLoads, the Workflows and PVCs they
-// own, and their VolumeSnapshots (labelled, not owned, because of retention). The
+// own, their VolumeSnapshots (labelled, not owned, because of retention) and the
+// serving workloads they name. The
 // Workflow and VolumeSnapshot watches start once the API server serves those kinds:
 // at once when Argo and the snapshot CRDs are installed, else when a BulkLoad finds
 // them (checkDependencies), so the manager starts without them.
@@ -386,9 +403,31 @@ func (r *BulkLoadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 	})
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &rdfv1.BulkLoad{}, servingIndex, indexServing); err != nil {
+		return fmt.Errorf("cannot index BulkLoads by serving workload: %w", err)
+	}
+	// The serving workloads are the user's, unlabelled: they are watched as metadata
+	// only (CacheOptions keeps no more than their names), and an event of one reaches
+	// the BulkLoads that name it (the index), which read it uncached.
+	workloadToBulkLoads := func(kind rdfv1.WorkloadKind) handler.EventHandler {
+		return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			list := &rdfv1.BulkLoadList{}
+			if err := mgr.GetClient().List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{servingIndex: servingIndexValue(kind, o.GetName())}); err != nil {
+				mgr.GetLogger().Error(err, "cannot list the BulkLoads serving a workload", "kind", kind, "namespace", o.GetNamespace(), "name", o.GetName())
+				return nil
+			}
+			reqs := make([]reconcile.Request, len(list.Items))
+			for i := range list.Items {
+				reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+			}
+			return reqs
+		})
+	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&rdfv1.BulkLoad{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}, finalizerOrDeletionChanged{}))).
 		Owns(&corev1.PersistentVolumeClaim{}).
+		WatchesMetadata(&appsv1.Deployment{}, workloadToBulkLoads(rdfv1.WorkloadDeployment)).
+		WatchesMetadata(&appsv1.StatefulSet{}, workloadToBulkLoads(rdfv1.WorkloadStatefulSet)).
 		Named(ControllerName).
 		Build(r)
 	if err != nil {

@@ -127,6 +127,7 @@ func TestSucceededBuildIsSnapshottedAndHandedOff(t *testing.T) {
 	ns := newNamespace(t)
 	g := NewWithT(t)
 	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
+	rolloutControllerStandIn{t: t}.completeEvery(ns)
 	bl := newBulkLoad(ns, "uniprot")
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
 	key := client.ObjectKeyFromObject(bl)
@@ -301,6 +302,7 @@ func TestSpecChangeBuildsAgainAndPrunesBeyondKeep(t *testing.T) {
 	ns := newNamespace(t)
 	g := NewWithT(t)
 	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
+	rolloutControllerStandIn{t: t}.completeEvery(ns)
 	bl := newBulkLoad(ns, "registry")
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
 	key := client.ObjectKeyFromObject(bl)
@@ -333,13 +335,16 @@ func TestSpecChangeBuildsAgainAndPrunesBeyondKeep(t *testing.T) {
 			names = append(names, vs.Name)
 		}
 		g.Expect(names).To(ConsistOf(specs.SnapshotName(bl, revs[1]), specs.SnapshotName(bl, revs[2])))
+		// A restored volume is the database's size: only the one the workload mounts
+		// stays; the previous database stays in its snapshot, for rollback.
 		deletedOrDeleting(g, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: specs.ServingClaimName(bl, revs[0])}})
+		deletedOrDeleting(g, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: specs.ServingClaimName(bl, revs[1])}})
 		// Only the last build's workflow is kept, for its logs.
 		g.Expect(liveWorkflowsOf(g, bl)).To(HaveLen(1))
 	})
-	prev := &corev1.PersistentVolumeClaim{}
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: specs.ServingClaimName(bl, revs[1])}, prev)).To(Succeed())
-	g.Expect(prev.DeletionTimestamp).To(BeNil(), "the previous database stays for rollback")
+	mounted := &corev1.PersistentVolumeClaim{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: specs.ServingClaimName(bl, revs[2])}, mounted)).To(Succeed())
+	g.Expect(mounted.DeletionTimestamp).To(BeNil(), "the mounted database stays")
 
 	// Retention settings are not build inputs: changing keep does not rebuild.
 	eventually(t, func(g Gomega) {
@@ -440,6 +445,7 @@ func TestDeleteKeepsTheVolumeTheServingWorkloadMounts(t *testing.T) {
 	ns := newNamespace(t)
 	g := NewWithT(t)
 	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
+	rolloutControllerStandIn{t: t}.completeEvery(ns)
 	bl := newBulkLoad(ns, "served")
 	bl.Spec.Snapshot.OnDelete = rdfv1.SnapshotDelete
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
@@ -615,16 +621,18 @@ func TestHandoffToAStatefulSetThatAppearsLater(t *testing.T) {
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Reason).To(Equal("ServingPending"))
 	})
-	g.Expect(bl.Status.SourceRevision).To(Equal(rev))
+	g.Expect(bl.Status.LastBuiltRevision).To(Equal(rev), "the build is done; its handoff waits")
+	g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseHandingOff))
 	g.Expect(conditionStatus(bl, rdfv1.ConditionStalled)).To(Equal(metav1.ConditionFalse))
+	rolloutControllerStandIn{t: t}.completeEvery(ns)
 
 	dep := newServingDeployment(ns)
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fuseki"},
 		Spec:       appsv1.StatefulSetSpec{Selector: dep.Spec.Selector, Template: dep.Spec.Template},
 	}
+	// The workload is watched: its creation brings the BulkLoad back, no poke needed.
 	g.Expect(k8s.Create(ctx, sts)).To(Succeed())
-	poke(t, key)
 	eventually(t, func(g Gomega) {
 		bl = getBulkLoad(g, key)
 		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseReady))

@@ -7,9 +7,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,10 +19,7 @@ import (
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
 
-// How soon to look again at things no watch reports: a missing serving workload,
-// an unreachable source.
 const (
-	servingRecheck = 30 * time.Second
 	// stepPendingReportAfter is how long a step's pod may stay Pending (being
 	// scheduled, pulling its image) before the BulkLoad's conditions say why.
 	stepPendingReportAfter = 5 * time.Minute
@@ -274,6 +269,13 @@ func (r *BulkLoadReconciler) ensureSnapshot(ctx context.Context, s *scope) error
 	err := r.Get(ctx, client.ObjectKeyFromObject(want), vs)
 	switch {
 	case apierrors.IsNotFound(err):
+		node, err := r.buildNode(ctx, bl, st.SourceRevision)
+		if err != nil {
+			return err
+		}
+		if node != "" {
+			want.Annotations[specs.AnnotationSourceNode] = node
+		}
 		if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("cannot create snapshot %s: %w", want.Name, err)
 		} else if err == nil {
@@ -290,9 +292,10 @@ func (r *BulkLoadReconciler) ensureSnapshot(ctx context.Context, s *scope) error
 	return nil
 }
 
-// handOff gives a ready snapshot to the serving workload (a PVC restored from it,
-// switched in by a rolling update) and records the build as done.
-func (r *BulkLoadReconciler) handOff(ctx context.Context, s *scope) error {
+// recordBuild records a build whose snapshot is ready: the snapshot joins the
+// history and becomes current. Handing it to the serving workload is serve's work,
+// which also keeps it there.
+func (r *BulkLoadReconciler) recordBuild(_ context.Context, s *scope) error {
 	bl, st := s.bl, &s.bl.Status
 	if s.snapshot == nil {
 		return nil
@@ -303,19 +306,6 @@ func (r *BulkLoadReconciler) handOff(ctx context.Context, s *scope) error {
 		r.event(s, corev1.EventTypeWarning, "ReportUnreadable", "%v", err)
 		figures = nil
 	}
-	servingClaim := ""
-	if sv := bl.Spec.Serving; sv != nil {
-		pvc := specs.ServingClaim(bl, rev, s.snapshot.Status.RestoreSize)
-		if _, err := r.createIfMissing(ctx, pvc); err != nil {
-			return fmt.Errorf("cannot create the serving volume %s: %w", pvc.Name, err)
-		}
-		done, err := r.switchWorkload(ctx, s, sv, pvc.Name, rev)
-		if err != nil || !done {
-			return err
-		}
-		servingClaim = pvc.Name
-	}
-
 	st.LastBuiltRevision = rev
 	st.CurrentSnapshot = s.snapshot.Name
 	rec := rdfv1.SnapshotRecord{Name: s.snapshot.Name, Revision: rev, CreationTime: metav1.Time{Time: s.now}}
@@ -328,24 +318,43 @@ func (r *BulkLoadReconciler) handOff(ctx context.Context, s *scope) error {
 		loaded := float64(figures.Triples + figures.Quads)
 		s.onCommit(func() { triplesLoadedTotal.WithLabelValues(bl.Namespace, bl.Name).Add(loaded) })
 	}
-	st.Snapshots = status.PushSnapshot(st.Snapshots, rec, bl.Spec.Snapshot.EffectiveKeep())
-	st.ServingClaim = servingClaim
+	st.Snapshots = keepPinned(status.PushSnapshot(st.Snapshots, rec, bl.Spec.Snapshot.EffectiveKeep()), st.Snapshots, pinnedSnapshot(bl))
 	st.LastFailure = nil
 	st.LastFailedRevision = ""
 	r.finishBuild(s, "succeeded")
 	st.SourceRevision = ""
-	r.event(s, corev1.EventTypeNormal, "BuildSucceeded", "revision %s is in snapshot %s%s", rev, s.snapshot.Name, servedBy(servingClaim))
+	r.event(s, corev1.EventTypeNormal, "BuildSucceeded", "revision %s is in snapshot %s", rev, s.snapshot.Name)
 	if st.QueuedRevision != "" {
 		s.requeue(0)
 	}
 	return nil
 }
 
-func servedBy(claim string) string {
-	if claim == "" {
+// keepPinned puts the pinned snapshot's record back when retention dropped it from
+// the history: it stays (and is listed) while spec.serving.snapshotName names it.
+func keepPinned(history, before []rdfv1.SnapshotRecord, pin string) []rdfv1.SnapshotRecord {
+	if pin == "" {
+		return history
+	}
+	for _, rec := range history {
+		if rec.Name == pin {
+			return history
+		}
+	}
+	for _, rec := range before {
+		if rec.Name == pin {
+			return append(history, rec)
+		}
+	}
+	return history
+}
+
+// pinnedSnapshot is spec.serving.snapshotName ("" when nothing is pinned).
+func pinnedSnapshot(bl *rdfv1.BulkLoad) string {
+	if bl.Spec.Serving == nil {
 		return ""
 	}
-	return ", served from " + claim
+	return bl.Spec.Serving.SnapshotName
 }
 
 func (r *BulkLoadReconciler) finishBuild(s *scope, result string) {
@@ -362,63 +371,16 @@ func (r *BulkLoadReconciler) finishBuild(s *scope, result string) {
 	})
 }
 
-// switchWorkload points the serving workload's volume at claim. done is false when
-// the workload does not exist yet (the handoff waits for it).
-func (r *BulkLoadReconciler) switchWorkload(ctx context.Context, s *scope, sv *rdfv1.ServingSpec, claim, rev string) (done bool, err error) {
-	bl := s.bl
-	key := client.ObjectKey{Namespace: bl.Namespace, Name: sv.Name}
-	var obj client.Object
-	var tmpl *corev1.PodTemplateSpec
-	if sv.Kind == rdfv1.WorkloadStatefulSet {
-		sts := &appsv1.StatefulSet{}
-		obj, tmpl = sts, &sts.Spec.Template
-	} else {
-		d := &appsv1.Deployment{}
-		obj, tmpl = d, &d.Spec.Template
-	}
-	kind := string(sv.Kind)
-	if kind == "" {
-		kind = string(rdfv1.WorkloadDeployment)
-	}
-	if err := r.APIReader.Get(ctx, key, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			s.progress(rdfv1.PhaseSnapshotting, status.ReasonServingPending, "snapshot %s is ready; waiting for %s %s to hand it to", s.snapshot.Name, kind, sv.Name)
-			s.requeue(servingRecheck)
-			return false, nil
-		}
-		return false, fmt.Errorf("cannot read %s %s: %w", kind, sv.Name, err)
-	}
-	next, err := specs.HandoffPodTemplate(tmpl, sv.VolumeName, claim, rev)
-	if err != nil {
-		s.stall("ServingVolumeNotFound", "%s %s: %v", kind, sv.Name, err)
-		s.stop = true
-		return false, nil
-	}
-	if equality.Semantic.DeepEqual(tmpl, next) {
-		return true, nil
-	}
-	base := obj.DeepCopyObject().(client.Object)
-	*tmpl = *next
-	// The optimistic lock keeps a concurrent edit of the workload from being overwritten.
-	if err := r.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return false, fmt.Errorf("cannot hand snapshot %s to %s %s: %w", s.snapshot.Name, kind, sv.Name, err)
-	}
-	// The workload is changed whatever becomes of this reconcile's status patch (a pass
-	// on a stale copy is redone and then finds nothing to switch): say so now.
-	ctrl.LoggerFrom(ctx).Info("handed the database to the serving workload", "kind", kind, "name", sv.Name, "claim", claim, "revision", rev)
-	r.eventNow(s, corev1.EventTypeNormal, "HandedOff", "%s %s now mounts %s (revision %s)", kind, sv.Name, claim, rev)
-	return true, nil
-}
-
 // prune picks what retention no longer needs: finished workflows but the last,
-// build volumes of builds that are over, snapshots beyond snapshot.keep and the
-// serving volumes restored from them. They are deleted only after the status
+// build volumes of builds that are over, snapshots beyond snapshot.keep (but a
+// pinned one) and the restored volumes the serving workload no longer needs. They are deleted only after the status
 // patch succeeded, so a pass working from a stale cache deletes nothing.
 func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 	bl, st := s.bl, &s.bl.Status
 	keep := bl.Spec.Snapshot.EffectiveKeep()
+	pin := pinnedSnapshot(bl)
 	if len(st.Snapshots) > keep {
-		st.Snapshots = st.Snapshots[:keep]
+		st.Snapshots = keepPinned(st.Snapshots[:keep], st.Snapshots, pin)
 	}
 	retained := map[string]bool{} // short revisions whose snapshot is kept
 	for _, rec := range st.Snapshots {
@@ -449,7 +411,7 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 	for i := range vss.Items {
 		vs := &vss.Items[i]
 		rev := vs.Labels[specs.LabelRevision]
-		if retained[rev] || rev == building {
+		if retained[rev] || rev == building || vs.Name == pin {
 			continue
 		}
 		if s.pruneLater(vs) {
@@ -470,7 +432,10 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 				continue
 			}
 		case specs.RoleServing:
-			if retained[rev] || pvc.Name == st.ServingClaim {
+			// A restored volume is the size of the database: only the one the workload
+			// mounts is kept, and while it rolls over, also those its old pods may still
+			// mount. A rollback restores another from its snapshot.
+			if pvc.Name == st.ServingClaim || !s.servingSettled {
 				continue
 			}
 		default:

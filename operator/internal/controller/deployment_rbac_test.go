@@ -51,6 +51,7 @@ func TestInstalledRBACIsEnoughForABuild(t *testing.T) {
 	startControllerWithConfig(t, asManager)
 	ns := newNamespace(t)
 	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
+	rolloutControllerStandIn{t: t}.completeEvery(ns)
 	bl := newBulkLoad(ns, "least-privilege")
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
 	key := client.ObjectKeyFromObject(bl)

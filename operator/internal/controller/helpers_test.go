@@ -377,3 +377,99 @@ func completeBuild(t *testing.T, key client.ObjectKey) *rdfv1.BulkLoad {
 func containsArgs(args []string, want ...string) bool {
 	return strings.Contains(" "+strings.Join(args, " ")+" ", " "+strings.Join(want, " ")+" ")
 }
+
+// rolloutControllerStandIn writes Deployment and StatefulSet status as their
+// controllers in kube-controller-manager do (neither runs in envtest).
+type rolloutControllerStandIn struct{ t *testing.T }
+
+// complete: the current template runs on every replica, no old pod is left.
+func (r rolloutControllerStandIn) complete(key client.ObjectKey, kind rdfv1.WorkloadKind) {
+	r.t.Helper()
+	r.set(key, kind, func(gen int64, replicas int32) (updated, total, available int32) { return replicas, replicas, replicas })
+}
+
+// set writes the status for the current generation from f(generation, spec.replicas).
+func (r rolloutControllerStandIn) set(key client.ObjectKey, kind rdfv1.WorkloadKind, f func(gen int64, replicas int32) (updated, total, available int32)) {
+	r.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if kind == rdfv1.WorkloadStatefulSet {
+			sts := &appsv1.StatefulSet{}
+			if err := k8s.Get(ctx, key, sts); err != nil {
+				return err
+			}
+			u, n, a := f(sts.Generation, ptr.Deref(sts.Spec.Replicas, 1))
+			rev := fmt.Sprintf("%s-%d", sts.Name, sts.Generation)
+			sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: n, UpdatedReplicas: u, ReadyReplicas: a,
+				AvailableReplicas: a, CurrentReplicas: u, UpdateRevision: rev, CurrentRevision: rev}
+			return k8s.Status().Update(ctx, sts)
+		}
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(ctx, key, d); err != nil {
+			return err
+		}
+		u, n, a := f(d.Generation, ptr.Deref(d.Spec.Replicas, 1))
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: u, ReadyReplicas: a, AvailableReplicas: a}
+		return k8s.Status().Update(ctx, d)
+	})
+	if err != nil {
+		r.t.Fatalf("rollout stand-in: %v", err)
+	}
+}
+
+// completeEvery rolls out every Deployment and StatefulSet of the namespace as soon
+// as its template changes, until the test ends.
+func (r rolloutControllerStandIn) completeEvery(ns string) {
+	done := make(chan struct{})
+	r.t.Cleanup(func() { close(done) })
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			deps := &appsv1.DeploymentList{}
+			if err := k8s.List(ctx, deps, client.InNamespace(ns)); err == nil {
+				for _, d := range deps.Items {
+					if d.Status.ObservedGeneration < d.Generation {
+						d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: ptr.Deref(d.Spec.Replicas, 1),
+							UpdatedReplicas: ptr.Deref(d.Spec.Replicas, 1), ReadyReplicas: ptr.Deref(d.Spec.Replicas, 1), AvailableReplicas: ptr.Deref(d.Spec.Replicas, 1)}
+						_ = k8s.Status().Update(ctx, &d)
+					}
+				}
+			}
+			stss := &appsv1.StatefulSetList{}
+			if err := k8s.List(ctx, stss, client.InNamespace(ns)); err == nil {
+				for _, s := range stss.Items {
+					if s.Status.ObservedGeneration < s.Generation {
+						n := ptr.Deref(s.Spec.Replicas, 1)
+						rev := fmt.Sprintf("%s-%d", s.Name, s.Generation)
+						s.Status = appsv1.StatefulSetStatus{ObservedGeneration: s.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n,
+							AvailableReplicas: n, CurrentReplicas: n, UpdateRevision: rev, CurrentRevision: rev}
+						_ = k8s.Status().Update(ctx, &s)
+					}
+				}
+			}
+		}
+	}()
+}
+
+// releaseDeletedClaims removes the pvc-protection finalizer of deleted PVCs, as
+// kube-controller-manager does once no pod uses them.
+func releaseDeletedClaims(t *testing.T, ns string) {
+	t.Helper()
+	list := &corev1.PersistentVolumeClaimList{}
+	if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		pvc := &list.Items[i]
+		if pvc.DeletionTimestamp.IsZero() || len(pvc.Finalizers) == 0 {
+			continue
+		}
+		pvc.Finalizers = nil
+		if err := k8s.Update(ctx, pvc); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+			t.Fatal(err)
+		}
+	}
+}

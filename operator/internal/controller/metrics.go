@@ -30,6 +30,11 @@ var (
 		Help: "Triples and quads loaded by successful builds.",
 	}, []string{"namespace", "bulkload"})
 
+	handoffDriftCorrectionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "rdf_bulkload_handoff_drift_corrections_total",
+		Help: "Times the serving workload no longer mounted the handed-off database (a helm upgrade, a GitOps sync, an edit) and the operator put it back.",
+	}, []string{"namespace", "bulkload"})
+
 	phaseInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rdf_bulkload_phase",
 		Help: "Current phase of each BulkLoad (1 for the current phase, 0 for the others).",
@@ -38,11 +43,11 @@ var (
 
 var allPhases = []rdfv1.Phase{
 	rdfv1.PhasePending, rdfv1.PhaseFetching, rdfv1.PhaseLoading, rdfv1.PhaseValidating,
-	rdfv1.PhaseSnapshotting, rdfv1.PhaseReady, rdfv1.PhaseFailed,
+	rdfv1.PhaseSnapshotting, rdfv1.PhaseHandingOff, rdfv1.PhaseReady, rdfv1.PhaseFailed,
 }
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(buildsTotal, buildDurationSeconds, triplesLoadedTotal, phaseInfo)
+	ctrlmetrics.Registry.MustRegister(buildsTotal, buildDurationSeconds, triplesLoadedTotal, handoffDriftCorrectionsTotal, phaseInfo)
 }
 
 func recordPhase(bl *rdfv1.BulkLoad) {
@@ -60,5 +65,6 @@ func forgetMetrics(bl *rdfv1.BulkLoad) {
 	phaseInfo.DeletePartialMatch(labels)
 	triplesLoadedTotal.DeletePartialMatch(labels)
 	buildsTotal.DeletePartialMatch(labels)
+	handoffDriftCorrectionsTotal.DeletePartialMatch(labels)
 	buildDurationSeconds.DeletePartialMatch(labels)
 }

@@ -2,18 +2,32 @@ package specs
 
 import (
 	"fmt"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 )
 
 // AnnotationServedRevision on the serving pod template records which source
 // revision it serves; changing the template makes the workload roll.
 const AnnotationServedRevision = "rdf.bulkload.io/served-revision"
 
+// FieldManager is the operator's server-side-apply field manager. It owns exactly the
+// handoff's fields of the serving workload (the volume entry it switches and the
+// served-revision annotation); GitOps tools are told to ignore what it manages.
+const FieldManager = "rdf-bulkload-operator"
+
 // HandoffPodTemplate returns a copy of a workload's pod template whose volume
 // volumeName mounts claimName. The volume's previous source (emptyDir, an older
-// claim...) is replaced, not merged. The caller patches the workload with it,
-// which rolls the pods onto the new database.
+// claim...) is replaced, not merged. Server-side apply cannot remove a source another
+// manager owns (a Volume is a union the apply merge does not clear: applying a
+// persistentVolumeClaim next to a chart's emptyDir is refused as two sources), so the
+// caller patches with this template first and then applies HandoffApply.
 func HandoffPodTemplate(tmpl *corev1.PodTemplateSpec, volumeName, claimName, revision string) (*corev1.PodTemplateSpec, error) {
 	out := tmpl.DeepCopy()
 	for i := range out.Spec.Volumes {
@@ -37,6 +51,93 @@ func HandoffPodTemplate(tmpl *corev1.PodTemplateSpec, volumeName, claimName, rev
 	return nil, fmt.Errorf("the serving workload has no volume %q in spec.template.spec.volumes to hand the database to", volumeName)
 }
 
+// HandoffApply is the server-side apply configuration of the handoff: only the volume
+// entry volumeName (volumes merge by their name key, so the workload's other volumes
+// stay with their owners) and the served-revision annotation. kind is Deployment or
+// StatefulSet.
+func HandoffApply(kind, namespace, name, volumeName, claimName, revision string, readOnly bool) runtime.ApplyConfiguration {
+	pvc := corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(claimName)
+	if readOnly {
+		pvc.WithReadOnly(true)
+	}
+	tmpl := corev1ac.PodTemplateSpec().
+		WithAnnotations(map[string]string{AnnotationServedRevision: ShortRevision(revision)}).
+		WithSpec(corev1ac.PodSpec().WithVolumes(corev1ac.Volume().WithName(volumeName).WithPersistentVolumeClaim(pvc)))
+	if kind == "StatefulSet" {
+		return appsv1ac.StatefulSet(name, namespace).WithSpec(appsv1ac.StatefulSetSpec().WithTemplate(tmpl))
+	}
+	return appsv1ac.Deployment(name, namespace).WithSpec(appsv1ac.DeploymentSpec().WithTemplate(tmpl))
+}
+
+// HandedOff says whether the template mounts claimName, and nothing else, as volumeName
+// and is annotated with revision: what the handoff set and a drift undoes.
+func HandedOff(tmpl *corev1.PodTemplateSpec, volumeName, claimName, revision string) bool {
+	if tmpl.Annotations[AnnotationServedRevision] != ShortRevision(revision) {
+		return false
+	}
+	for _, v := range tmpl.Spec.Volumes {
+		if v.Name != volumeName {
+			continue
+		}
+		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != claimName {
+			return false
+		}
+		others := v.VolumeSource
+		others.PersistentVolumeClaim = nil
+		return equality.Semantic.DeepEqual(others, corev1.VolumeSource{})
+	}
+	return false
+}
+
+// DescribeVolume says in a few words what the template's volume volumeName is, for
+// messages about a drifted handoff.
+func DescribeVolume(tmpl *corev1.PodTemplateSpec, volumeName string) string {
+	for _, v := range tmpl.Spec.Volumes {
+		if v.Name != volumeName {
+			continue
+		}
+		switch {
+		case v.PersistentVolumeClaim != nil && v.EmptyDir == nil:
+			return "claim " + v.PersistentVolumeClaim.ClaimName
+		case v.EmptyDir != nil && v.PersistentVolumeClaim == nil:
+			return "an emptyDir"
+		default:
+			return "another volume source"
+		}
+	}
+	return "no volume " + volumeName
+}
+
+// VolumeManagers are the field managers (other than the operator) that own a field of
+// the template's volume volumeName: who changed a handed-off volume back.
+func VolumeManagers(managed []metav1.ManagedFieldsEntry, volumeName string) []string {
+	key := fmt.Sprintf(`"k:{\"name\":\"%s\"}"`, volumeName)
+	var out []string
+	for _, m := range managed {
+		if m.Manager == FieldManager || m.FieldsV1 == nil {
+			continue
+		}
+		if strings.Contains(string(m.FieldsV1.Raw), key) {
+			out = append(out, m.Manager)
+		}
+	}
+	return out
+}
+
+// OwnsHandoff says whether the operator's field manager holds the handoff's volume
+// by server-side apply (so a later apply by another manager conflicts instead of
+// silently taking it, and GitOps tools can ignore it by manager).
+func OwnsHandoff(managed []metav1.ManagedFieldsEntry, volumeName string) bool {
+	key := fmt.Sprintf(`"k:{\"name\":\"%s\"}"`, volumeName)
+	for _, m := range managed {
+		if m.Manager == FieldManager && m.Operation == metav1.ManagedFieldsOperationApply && m.FieldsV1 != nil &&
+			strings.Contains(string(m.FieldsV1.Raw), key) && strings.Contains(string(m.FieldsV1.Raw), `"f:claimName"`) {
+			return true
+		}
+	}
+	return false
+}
+
 // ServedClaim is the claim the template's volume volumeName mounts, "" if none.
 func ServedClaim(tmpl *corev1.PodTemplateSpec, volumeName string) string {
 	for _, v := range tmpl.Spec.Volumes {
@@ -45,4 +146,72 @@ func ServedClaim(tmpl *corev1.PodTemplateSpec, volumeName string) string {
 		}
 	}
 	return ""
+}
+
+// Rollout says whether a Deployment or StatefulSet has finished rolling out its current
+// template: the controller observed it, every replica runs it, no old pod is left and
+// all are available. pending explains what it waits for ("" when done).
+func Rollout(obj runtime.Object) (pending string) {
+	switch w := obj.(type) {
+	case *appsv1.Deployment:
+		want := replicas(w.Spec.Replicas)
+		st := w.Status
+		var msg string
+		switch {
+		case st.ObservedGeneration < w.Generation:
+			msg = fmt.Sprintf("waiting for the Deployment controller to observe generation %d", w.Generation)
+		case st.UpdatedReplicas < want:
+			msg = fmt.Sprintf("%d of %d pods run the new template", st.UpdatedReplicas, want)
+		case st.Replicas > st.UpdatedReplicas:
+			msg = fmt.Sprintf("%d old pods are still running", st.Replicas-st.UpdatedReplicas)
+		case st.AvailableReplicas < want:
+			msg = fmt.Sprintf("%d of %d new pods are available", st.AvailableReplicas, want)
+		default:
+			return ""
+		}
+		for _, c := range st.Conditions {
+			if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse {
+				msg += fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
+			}
+		}
+		return msg
+	case *appsv1.StatefulSet:
+		want := replicas(w.Spec.Replicas)
+		st := w.Status
+		switch {
+		case st.ObservedGeneration < w.Generation:
+			return fmt.Sprintf("waiting for the StatefulSet controller to observe generation %d", w.Generation)
+		case st.UpdatedReplicas < want:
+			msg := fmt.Sprintf("%d of %d pods run the new template", st.UpdatedReplicas, want)
+			if w.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+				msg += " (updateStrategy OnDelete: delete the old pods)"
+			}
+			return msg
+		case st.CurrentRevision != "" && st.CurrentRevision != st.UpdateRevision:
+			return fmt.Sprintf("revision %s is still being replaced by %s", st.CurrentRevision, st.UpdateRevision)
+		case st.AvailableReplicas < want:
+			return fmt.Sprintf("%d of %d new pods are available", st.AvailableReplicas, want)
+		}
+		return ""
+	}
+	return fmt.Sprintf("cannot tell the rollout of a %T", obj)
+}
+
+// Replicas is a workload's spec.replicas (nil means 1, the API's default).
+func replicas(r *int32) int32 {
+	if r == nil {
+		return 1
+	}
+	return *r
+}
+
+// WorkloadReplicas is the replicas of a Deployment or StatefulSet.
+func WorkloadReplicas(obj runtime.Object) int32 {
+	switch w := obj.(type) {
+	case *appsv1.Deployment:
+		return replicas(w.Spec.Replicas)
+	case *appsv1.StatefulSet:
+		return replicas(w.Spec.Replicas)
+	}
+	return 1
 }

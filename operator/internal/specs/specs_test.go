@@ -8,6 +8,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -329,18 +330,94 @@ func TestDatabaseSnapshot(t *testing.T) {
 
 func TestServingClaim(t *testing.T) {
 	bl := testBulkLoad()
-	pvc := ServingClaim(bl, "r", ptr.To(resource.MustParse("120Gi")))
+	pvc := ServingClaim(bl, "r", ptr.To(resource.MustParse("120Gi")), "")
 	if pvc.Spec.DataSource.Kind != "VolumeSnapshot" || pvc.Spec.DataSource.Name != SnapshotName(bl, "r") || *pvc.Spec.DataSource.APIGroup != "snapshot.storage.k8s.io" {
 		t.Errorf("data source: %+v", pvc.Spec.DataSource)
 	}
 	if pvc.Spec.Resources.Requests.Storage().String() != "120Gi" || *pvc.Spec.StorageClassName != "fast" || pvc.Spec.AccessModes[0] != corev1.ReadOnlyMany {
 		t.Errorf("spec: %+v", pvc.Spec)
 	}
-	if ServingClaim(bl, "r", ptr.To(resource.MustParse("1Gi"))).Spec.Resources.Requests.Storage().String() != "100Gi" {
+	if ServingClaim(bl, "r", ptr.To(resource.MustParse("1Gi")), "").Spec.Resources.Requests.Storage().String() != "100Gi" {
 		t.Error("never smaller than database.size")
 	}
 	if len(pvc.OwnerReferences) != 0 {
 		t.Error("the workload may outlive the BulkLoad")
+	}
+	if _, ok := pvc.Annotations[AnnotationSelectedNode]; ok {
+		t.Error("no node without a node-bound source volume")
+	}
+	if got := ServingClaim(bl, "r", nil, "node-a").Annotations[AnnotationSelectedNode]; got != "node-a" {
+		t.Errorf("the restored claim is provisioned on the snapshot's node: %q", got)
+	}
+}
+
+func TestNodeBound(t *testing.T) {
+	pv := func(key string, values ...string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{Spec: corev1.PersistentVolumeSpec{NodeAffinity: &corev1.VolumeNodeAffinity{
+			Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values},
+			}}}},
+		}}}
+	}
+	for _, c := range []struct {
+		name string
+		pv   *corev1.PersistentVolume
+		want string
+	}{
+		{"topolvm", pv("topology.topolvm.io/node", "node-a"), "node-a"},
+		{"hostname", pv("kubernetes.io/hostname", "node-a"), "node-a"},
+		{"zone", pv("topology.kubernetes.io/zone", "eu-west-1a"), ""},
+		{"two nodes", pv("kubernetes.io/hostname", "node-a", "node-b"), ""},
+		{"no affinity", &corev1.PersistentVolume{}, ""},
+	} {
+		if got := NodeBound(c.pv, "node-a"); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestHandedOffAndRollout(t *testing.T) {
+	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+		{Name: "db", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}}}
+	if HandedOff(tmpl, "db", "c", "rev") {
+		t.Error("an emptyDir is not the handoff")
+	}
+	got, _ := HandoffPodTemplate(tmpl, "db", "c", "rev")
+	if !HandedOff(got, "db", "c", "rev") || HandedOff(got, "db", "other", "rev") || HandedOff(got, "db", "c", "rev2") {
+		t.Error("HandedOff")
+	}
+	both := got.DeepCopy()
+	both.Spec.Volumes[0].EmptyDir = &corev1.EmptyDirVolumeSource{}
+	if HandedOff(both, "db", "c", "rev") {
+		t.Error("a second source is a drift")
+	}
+
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(1))}}
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
+	if Rollout(d) == "" {
+		t.Error("an unobserved generation is not rolled out")
+	}
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: 1, AvailableReplicas: 1}
+	if !strings.Contains(Rollout(d), "1 old pods") {
+		t.Errorf("old pod: %q", Rollout(d))
+	}
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 0}
+	if Rollout(d) == "" {
+		t.Error("an unavailable pod is not rolled out")
+	}
+	d.Status.AvailableReplicas = 1
+	if Rollout(d) != "" {
+		t.Errorf("rolled out: %q", Rollout(d))
+	}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1, CurrentRevision: "a", UpdateRevision: "b"}
+	if Rollout(sts) == "" {
+		t.Error("a StatefulSet between revisions is not rolled out")
+	}
+	sts.Status.CurrentRevision = "b"
+	if Rollout(sts) != "" {
+		t.Errorf("rolled out: %q", Rollout(sts))
 	}
 }
 

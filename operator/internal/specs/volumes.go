@@ -67,10 +67,25 @@ func DatabaseSnapshot(bl *rdfv1.BulkLoad, revision string) *snapv1.VolumeSnapsho
 	return vs
 }
 
+// AnnotationSelectedNode is the annotation by which the scheduler tells a CSI
+// external-provisioner where to create a WaitForFirstConsumer volume.
+const AnnotationSelectedNode = "volume.kubernetes.io/selected-node"
+
+// AnnotationSourceNode on a VolumeSnapshot names the node its database volume was on,
+// when that volume was bound to the node (local storage: TopoLVM, local NVMe).
+const AnnotationSourceNode = "rdf.bulkload.io/source-node"
+
 // ServingClaim is the PVC restored from a revision's snapshot for the query
 // workload. restoreSize is the snapshot's (zero when the driver does not say).
 // Not owned by the BulkLoad: the workload may mount it after the BulkLoad is gone.
-func ServingClaim(bl *rdfv1.BulkLoad, revision string, restoreSize *resource.Quantity) *corev1.PersistentVolumeClaim {
+//
+// node, when set, is the node the snapshot's volume was bound to. Node-local drivers
+// restore a snapshot only there, but with WaitForFirstConsumer the scheduler picks the
+// node for the first consumer (the serving pod) without knowing that. So the claim
+// carries the selected-node annotation from the start: the external-provisioner then
+// creates the volume on that node at once, and the scheduler places the serving pod
+// where the volume is (the PV's node affinity; before that, the annotation).
+func ServingClaim(bl *rdfv1.BulkLoad, revision string, restoreSize *resource.Quantity, node string) *corev1.PersistentVolumeClaim {
 	size := bl.Spec.Database.Size.DeepCopy()
 	if restoreSize != nil && restoreSize.Cmp(size) > 0 {
 		size = restoreSize.DeepCopy()
@@ -108,5 +123,26 @@ func ServingClaim(bl *rdfv1.BulkLoad, revision string, restoreSize *resource.Qua
 	if sc != "" {
 		pvc.Spec.StorageClassName = ptr.To(sc)
 	}
+	if node != "" {
+		pvc.Annotations[AnnotationSelectedNode] = node
+	}
 	return pvc
+}
+
+// NodeBound returns node when the persistent volume is bound to that node (one of its
+// node-affinity terms requires a topology value equal to the node's name, as TopoLVM's
+// topology.topolvm.io/node, local volumes' kubernetes.io/hostname or the CSI hostpath
+// driver's do), "" for volumes reachable from more nodes (a zone, no affinity).
+func NodeBound(pv *corev1.PersistentVolume, node string) string {
+	if node == "" || pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return ""
+	}
+	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, req := range term.MatchExpressions {
+			if req.Operator == corev1.NodeSelectorOpIn && len(req.Values) == 1 && req.Values[0] == node {
+				return node
+			}
+		}
+	}
+	return ""
 }

@@ -24,6 +24,21 @@ const (
 	ReasonInvalidSpec      = "InvalidSpec"
 	ReasonBuildFailed      = "BuildFailed"
 	ReasonServingPending   = "ServingPending"
+	// ReasonRollingOut: the serving workload mounts the database it should serve but
+	// its rollout onto it is not complete (pods not updated or not available yet).
+	ReasonRollingOut = "RollingOut"
+	// ReasonHandoffDrifted: the serving workload mounted something else than the
+	// handed-off database (a helm upgrade, a GitOps sync, an edit); the operator has
+	// put the database back and the workload rolls out onto it again.
+	ReasonHandoffDrifted = "HandoffDrifted"
+	// ReasonServingReplicasUnsupported: the serving workload runs more than one replica
+	// on the one restored volume, which a TDB2 database does not allow.
+	ReasonServingReplicasUnsupported = "ServingReplicasUnsupported"
+	// ReasonServingVolumeNotFound: the serving workload has no volume spec.serving.volumeName.
+	ReasonServingVolumeNotFound = "ServingVolumeNotFound"
+	// ReasonServingSnapshotNotFound: spec.serving.snapshotName (or the current
+	// snapshot) is not a ready snapshot of this BulkLoad.
+	ReasonServingSnapshotNotFound = "ServingSnapshotNotFound"
 	// ReasonDependencyMissing: an API the operator needs (Argo Workflows, VolumeSnapshots) is not installed.
 	ReasonDependencyMissing = "DependencyMissing"
 	// ReasonStepPodPending: a build step's pod has not started for a while (unschedulable,

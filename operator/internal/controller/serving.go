@@ -1,0 +1,238 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
+)
+
+// restoredClaimRecheck is how soon to look again at a restored volume of the same
+// name that is still being deleted (no watch reports its disappearance: deleted
+// serving volumes are not owned).
+const restoredClaimRecheck = 5 * time.Second
+
+// servingIndex indexes BulkLoads by the workload they serve ("Kind/name"), so that an
+// event of a Deployment or StatefulSet finds the BulkLoads to reconcile.
+const servingIndex = "spec.serving.workload"
+
+func servingIndexValue(kind rdfv1.WorkloadKind, name string) string {
+	if kind == "" {
+		kind = rdfv1.WorkloadDeployment
+	}
+	return string(kind) + "/" + name
+}
+
+func indexServing(o client.Object) []string {
+	bl, ok := o.(*rdfv1.BulkLoad)
+	if !ok || bl.Spec.Serving == nil {
+		return nil
+	}
+	return []string{servingIndexValue(bl.Spec.Serving.Kind, bl.Spec.Serving.Name)}
+}
+
+// serve hands the snapshot the spec asks for (the newest, or spec.serving.snapshotName)
+// to the serving workload and keeps it there. It runs on every reconcile, and the
+// workload is watched, so a revert of the workload's volume (a helm upgrade's
+// three-way merge restoring the chart's emptyDir, a GitOps self-heal) is undone within
+// one reconcile. The BulkLoad is Ready only once the workload has rolled out onto the
+// database; until then, and while it serves something else, it says why.
+func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
+	bl, st := s.bl, &s.bl.Status
+	sv := bl.Spec.Serving
+	want := st.CurrentSnapshot
+	if sv != nil && sv.SnapshotName != "" {
+		want = sv.SnapshotName
+	}
+	if sv == nil || want == "" {
+		s.servingSettled = true
+		return nil
+	}
+	kind := string(sv.Kind)
+	if kind == "" {
+		kind = string(rdfv1.WorkloadDeployment)
+	}
+
+	vs := &snapv1.VolumeSnapshot{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: want}, vs)
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && (vs.Labels[specs.LabelBulkLoad] != bl.Name || vs.Labels[specs.LabelRole] != specs.RoleSnapshot)):
+		s.servingOutcome(func() {
+			s.stall(status.ReasonServingSnapshotNotFound, "snapshot %s does not exist or is not one of this BulkLoad's (retained: %s)", want, snapshotNames(st.Snapshots))
+		})
+		return nil
+	case err != nil:
+		return fmt.Errorf("cannot read snapshot %s: %w", want, err)
+	case vs.Status == nil || vs.Status.ReadyToUse == nil || !*vs.Status.ReadyToUse:
+		s.servingOutcome(func() {
+			s.progress(rdfv1.PhaseHandingOff, status.ReasonServingPending, "waiting for snapshot %s to be ready to use", want)
+		})
+		return nil
+	}
+	rev := vs.Annotations[specs.AnnotationRevision]
+	claim := specs.ServingClaim(bl, rev, vs.Status.RestoreSize, vs.Annotations[specs.AnnotationSourceNode])
+
+	var obj client.Object
+	var tmpl *corev1.PodTemplateSpec
+	if sv.Kind == rdfv1.WorkloadStatefulSet {
+		sts := &appsv1.StatefulSet{}
+		obj, tmpl = sts, &sts.Spec.Template
+	} else {
+		d := &appsv1.Deployment{}
+		obj, tmpl = d, &d.Spec.Template
+	}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: sv.Name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			// The workload is watched: its creation brings the BulkLoad back.
+			s.servingOutcome(func() {
+				s.progress(rdfv1.PhaseHandingOff, status.ReasonServingPending, "snapshot %s is ready; waiting for %s %s to hand it to", want, kind, sv.Name)
+			})
+			return nil
+		}
+		return fmt.Errorf("cannot read %s %s: %w", kind, sv.Name, err)
+	}
+	if n := specs.WorkloadReplicas(obj); n > 1 {
+		s.servingOutcome(func() {
+			s.stall(status.ReasonServingReplicasUnsupported, "%s %s has %d replicas, but the restored volume holds one TDB2 database, which only one process may open "+
+				"(TDB2 locks it; a ReadWriteOnce volume also attaches to one node only): scale it to 1", kind, sv.Name, n)
+		})
+		return nil
+	}
+	next, err := specs.HandoffPodTemplate(tmpl, sv.VolumeName, claim.Name, rev)
+	if err != nil {
+		s.servingOutcome(func() { s.stall(status.ReasonServingVolumeNotFound, "%s %s: %v", kind, sv.Name, err) })
+		return nil
+	}
+
+	// The restored volume. One of the same name still being deleted (a rollback to a
+	// snapshot whose old restore is pruned but not yet released) is waited for: a pod
+	// cannot start on a terminating claim.
+	existing := &corev1.PersistentVolumeClaim{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(claim), existing); err == nil && !existing.DeletionTimestamp.IsZero() {
+		s.servingOutcome(func() {
+			s.progress(rdfv1.PhaseHandingOff, status.ReasonServingPending, "waiting for the old restored volume %s to be deleted before restoring snapshot %s again", claim.Name, want)
+		})
+		s.requeue(restoredClaimRecheck)
+		return nil
+	} else if apierrors.IsNotFound(err) {
+		if _, err := r.createIfMissing(ctx, claim); err != nil {
+			return fmt.Errorf("cannot create the serving volume %s: %w", claim.Name, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("cannot read the serving volume %s: %w", claim.Name, err)
+	}
+
+	log := logf.FromContext(ctx)
+	handedOff := specs.HandedOff(tmpl, sv.VolumeName, claim.Name, rev)
+	drifted := !handedOff && st.ServingClaim == claim.Name && st.ServedSnapshot == want
+	if !handedOff {
+		// Replace the volume's source as a whole (the server-side apply below cannot
+		// remove a source another manager owns); the optimistic lock keeps a
+		// concurrent edit of the workload from being overwritten.
+		base := obj.DeepCopyObject().(client.Object)
+		was := specs.DescribeVolume(tmpl, sv.VolumeName)
+		managers := specs.VolumeManagers(obj.GetManagedFields(), sv.VolumeName)
+		*tmpl = *next
+		if err := r.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(specs.FieldManager)); err != nil {
+			return fmt.Errorf("cannot hand snapshot %s to %s %s: %w", want, kind, sv.Name, err)
+		}
+		if drifted {
+			log.Info("the serving workload no longer mounted the handed-off database: put it back", "kind", kind, "name", sv.Name, "found", was, "managers", managers, "claim", claim.Name)
+			r.eventNow(s, corev1.EventTypeWarning, "HandoffDriftCorrected", "%s %s mounted %s instead of %s (fields of volume %s held by %s); put %s back",
+				kind, sv.Name, was, claim.Name, sv.VolumeName, orDefault(strings.Join(managers, ", "), "no other manager"), claim.Name)
+			handoffDriftCorrectionsTotal.WithLabelValues(bl.Namespace, bl.Name).Inc()
+		} else {
+			log.Info("handed the database to the serving workload", "kind", kind, "name", sv.Name, "claim", claim.Name, "revision", rev, "snapshot", want)
+			r.eventNow(s, corev1.EventTypeNormal, "HandedOff", "%s %s now mounts %s (snapshot %s, revision %s)", kind, sv.Name, claim.Name, want, rev)
+		}
+	}
+	if !handedOff || !specs.OwnsHandoff(obj.GetManagedFields(), sv.VolumeName) {
+		var readOnly bool
+		for _, v := range tmpl.Spec.Volumes {
+			if v.Name == sv.VolumeName && v.PersistentVolumeClaim != nil {
+				readOnly = v.PersistentVolumeClaim.ReadOnly
+			}
+		}
+		apply := specs.HandoffApply(kind, bl.Namespace, sv.Name, sv.VolumeName, claim.Name, rev, readOnly)
+		if err := r.Apply(ctx, apply, client.FieldOwner(specs.FieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("cannot apply the handoff of snapshot %s to %s %s: %w", want, kind, sv.Name, err)
+		}
+	}
+	st.ServingClaim = claim.Name
+	st.ServedSnapshot = want
+
+	pending := ""
+	if !handedOff {
+		pending = "the template was just changed"
+	} else {
+		pending = specs.Rollout(obj)
+	}
+	if pending == "" {
+		s.servingSettled = true
+		return nil
+	}
+	reason, msg := status.ReasonRollingOut, fmt.Sprintf("%s %s rolls out onto %s (snapshot %s): %s", kind, sv.Name, claim.Name, want, pending)
+	if drifted {
+		reason = status.ReasonHandoffDrifted
+		msg = fmt.Sprintf("%s %s no longer mounted %s; the operator put it back and the workload rolls out onto it again", kind, sv.Name, claim.Name)
+	}
+	s.servingOutcome(func() { s.progress(rdfv1.PhaseHandingOff, reason, "%s", msg) })
+	return nil
+}
+
+// servingOutcome sets the serving phase's outcome unless the build phases have
+// already said something (a build under way, a failure): those are more urgent,
+// and the status is not Ready either way.
+func (s *scope) servingOutcome(set func()) {
+	if s.outcome != nil {
+		return
+	}
+	st := &s.bl.Status
+	if st.SourceRevision != "" || (st.LastFailedRevision != "" && st.LastFailedRevision == s.wanted.ID) {
+		return
+	}
+	set()
+}
+
+func snapshotNames(recs []rdfv1.SnapshotRecord) string {
+	if len(recs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(recs))
+	for i, rec := range recs {
+		names[i] = rec.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// buildNode is the node a build's database volume is bound to, "" unless the volume
+// is node-local: the snapshot then carries it, so that the volume restored from it
+// is created there (see specs.ServingClaim).
+func (r *BulkLoadReconciler) buildNode(ctx context.Context, bl *rdfv1.BulkLoad, revision string) (string, error) {
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: specs.DataClaimName(bl, revision)}, pvc); apierrors.IsNotFound(err) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("cannot read the database volume %s: %w", specs.DataClaimName(bl, revision), err)
+	}
+	node := pvc.Annotations[specs.AnnotationSelectedNode]
+	if node == "" || pvc.Spec.VolumeName == "" {
+		return "", nil
+	}
+	pv := &corev1.PersistentVolume{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); err != nil {
+		return "", fmt.Errorf("cannot read the persistent volume %s of %s: %w", pvc.Spec.VolumeName, pvc.Name, err)
+	}
+	return specs.NodeBound(pv, node), nil
+}

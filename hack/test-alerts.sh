@@ -8,22 +8,25 @@
 #  3. each of those names is served by a real scrape: the operator's registry after an envtest build
 #     (TestStatusMetricsFollowTheBuild), the fetch CLI during a fetch from MinIO
 #     (TestCLIMetricsEndpoint), the release loader during a load (tests/alerts/scrape_loader.py).
-# Usage: hack/test-alerts.sh [--no-scrape | --names]
+# Usage: hack/test-alerts.sh [--no-scrape | --names | --render DIR]
 #   --no-scrape: steps 1 and 2 only (no envtest, MinIO or loader);
 #   --names: only render and parse, and print the metric names used, one per line, on stdout
-#            (for checking them against another Prometheus, e.g. the local cluster's).
+#            (for checking them against another Prometheus, e.g. the local cluster's);
+#   --render DIR: only render and parse, and write DIR/rules.yaml (a Prometheus rule file: the
+#            PrometheusRule's spec), DIR/dashboard.json and DIR/names.txt, for a plain Prometheus.
 # Env: LOADER (default loader-image/target/release/rdf-bulkload), HELM, KUBEBUILDER_ASSETS,
 #      OPERATOR_TEST_CRDS (else installed like make test-operator does).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 CHART=charts/rdf-bulkload
-SCRAPE=1 NAMES=
+SCRAPE=1 NAMES= RENDER=
 case "${1:-}" in
   --no-scrape) SCRAPE= ;;
   --names) SCRAPE= NAMES=1 ;;
+  --render) SCRAPE= NAMES=1 RENDER=${2:?--render DIR}; mkdir -p "$RENDER" ;;
   "") ;;
-  *) echo "usage: $0 [--no-scrape | --names]" >&2; exit 2 ;;
+  *) echo "usage: $0 [--no-scrape | --names | --render DIR]" >&2; exit 2 ;;
 esac
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 [ -n "$NAMES" ] || eval "$(bash hack/install-prometheus.sh)"
@@ -67,7 +70,11 @@ fi
 (cd hack/promql-names && nice go build -o "$work/promql-names" .)
 "$work/promql-names" --rules "$work/rules.yaml" --dashboard "$work/dashboard.json" > "$work/names.txt"
 log "$(wc -l < "$work/names.txt") metric names in the rules and the dashboard"
-[ -z "$NAMES" ] || cat "$work/names.txt"
+if [ -n "$RENDER" ]; then
+  cp "$work/rules.yaml" "$work/dashboard.json" "$work/names.txt" "$RENDER/"
+elif [ -n "$NAMES" ]; then
+  cat "$work/names.txt"
+fi
 [ -n "$SCRAPE" ] || exit 0
 
 # ---- 3. the names against real scrapes

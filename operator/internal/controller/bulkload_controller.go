@@ -84,6 +84,8 @@ type scope struct {
 	obs workflowObservation
 	// snapshot is the current build's VolumeSnapshot once readyToUse (observeWorkflow).
 	snapshot *snapv1.VolumeSnapshot
+	// servingRollout is the serving workload's rollout onto status.servingClaim (observeServing).
+	servingRollout rolloutState
 	// outcome overrides the derived status when a phase decided it.
 	outcome *outcome
 	// stop ends the phase chain (the rest cannot run meaningfully).
@@ -189,7 +191,7 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		}
 	}()
 
-	phases := []phaseFunc{r.checkDependencies, r.validate, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.handOff, r.prune}
+	phases := []phaseFunc{r.checkDependencies, r.validate, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.handOff, r.observeServing, r.prune}
 	var errs []error
 	for _, phase := range phases {
 		if err := phase(ctx, s); err != nil {

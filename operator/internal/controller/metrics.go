@@ -1,11 +1,17 @@
 package controller
 
 import (
+	"context"
+
 	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/source"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 )
 
 // Build metrics, served on the manager's metrics endpoint next to controller-runtime's own.
@@ -40,8 +46,9 @@ var (
 
 	waitingInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "rdf_bulkload_waiting",
-		Help: "What a BulkLoad waits on (1) or not (0): source = a complete dump set whose listing is still settling (watch mode), " +
-			"snapshot = a built database's VolumeSnapshot to become ready, serving = the serving workload to hand the ready snapshot to.",
+		Help: "What a BulkLoad waits for (1) or not (0): source = a complete dump set whose listing is still settling (watch mode), " +
+			"snapshot = a built database's VolumeSnapshot to become ready, serving = the serving workload to hand the ready snapshot to, " +
+			"rollout = the serving workload's pods to run on the handed-off volume.",
 	}, []string{"namespace", "bulkload", "for"})
 
 	triggerInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -65,6 +72,7 @@ const (
 	waitingSource   = "source"
 	waitingSnapshot = "snapshot"
 	waitingServing  = "serving"
+	waitingRollout  = "rollout"
 )
 
 func init() {
@@ -89,6 +97,7 @@ func recordStatus(s *scope) {
 	waitingInfo.WithLabelValues(ns, name, waitingSource).Set(boolValue(s.wanted.Reason == source.ReasonSettling))
 	waitingInfo.WithLabelValues(ns, name, waitingSnapshot).Set(boolValue(snapshotting && s.snapshot == nil))
 	waitingInfo.WithLabelValues(ns, name, waitingServing).Set(boolValue(snapshotting && s.snapshot != nil))
+	waitingInfo.WithLabelValues(ns, name, waitingRollout).Set(boolValue(s.servingRollout == rolloutPending))
 	mode := bl.Spec.Trigger.Mode
 	if mode == "" {
 		mode = rdfv1.TriggerManual
@@ -101,6 +110,62 @@ func recordStatus(s *scope) {
 	} else {
 		lastSuccessTimestamp.DeleteLabelValues(ns, name)
 	}
+}
+
+// rolloutState is what observeServing found.
+type rolloutState int
+
+const (
+	rolloutUnknown rolloutState = iota // no serving workload handed off, or it could not be read
+	rolloutDone                        // its pods run the template that mounts status.servingClaim
+	rolloutPending                     // not yet, or its template no longer mounts the claim
+)
+
+// observeServing reads the serving workload once a snapshot is handed off, for the rollout gauge:
+// the handoff is over when the template is patched, but queries see the new database only once
+// the pods have been replaced. It looks again every servingRecheck until they have. It never
+// fails the reconcile: an unreadable workload leaves the state unknown.
+func (r *BulkLoadReconciler) observeServing(ctx context.Context, s *scope) error {
+	sv, claim := s.bl.Spec.Serving, s.bl.Status.ServingClaim
+	if sv == nil || claim == "" {
+		return nil
+	}
+	key := client.ObjectKey{Namespace: s.bl.Namespace, Name: sv.Name}
+	var done bool
+	if sv.Kind == rdfv1.WorkloadStatefulSet {
+		sts := &appsv1.StatefulSet{}
+		if err := r.APIReader.Get(ctx, key, sts); err != nil {
+			ctrl.LoggerFrom(ctx).Info("cannot read the serving StatefulSet", "name", sv.Name, "error", err.Error())
+			return nil
+		}
+		want := int32(1)
+		if sts.Spec.Replicas != nil {
+			want = *sts.Spec.Replicas
+		}
+		st := sts.Status
+		done = specs.ServedClaim(&sts.Spec.Template, sv.VolumeName) == claim && st.ObservedGeneration >= sts.Generation &&
+			st.UpdateRevision == st.CurrentRevision && st.UpdatedReplicas >= want && st.ReadyReplicas >= want
+	} else {
+		d := &appsv1.Deployment{}
+		if err := r.APIReader.Get(ctx, key, d); err != nil {
+			ctrl.LoggerFrom(ctx).Info("cannot read the serving Deployment", "name", sv.Name, "error", err.Error())
+			return nil
+		}
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		st := d.Status
+		// kubectl rollout status' test: all replicas updated, no old ones left, the new ones available
+		done = specs.ServedClaim(&d.Spec.Template, sv.VolumeName) == claim && st.ObservedGeneration >= d.Generation &&
+			st.UpdatedReplicas >= want && st.Replicas == st.UpdatedReplicas && st.AvailableReplicas >= st.UpdatedReplicas
+	}
+	s.servingRollout = rolloutDone
+	if !done {
+		s.servingRollout = rolloutPending
+		s.requeue(servingRecheck)
+	}
+	return nil
 }
 
 func boolValue(b bool) float64 {

@@ -14,8 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -25,8 +27,8 @@ import (
 )
 
 // The status gauges the chart's alerts use follow a watch-mode BulkLoad through a settling
-// source, a snapshot that is not ready yet, a missing serving workload, the handoff and a
-// final failure. At the end the registry the manager serves is scraped over HTTP; with
+// source, a snapshot that is not ready yet, a missing serving workload, the handoff and the
+// workload's rollout, and a final failure. At the end the registry the manager serves is scraped over HTTP; with
 // RDF_BULKLOAD_SCRAPE_DIR set the scrape is kept as operator.prom there (make test-alerts
 // checks the names the rules and the dashboard use against it).
 func TestStatusMetricsFollowTheBuild(t *testing.T) {
@@ -104,6 +106,37 @@ func TestStatusMetricsFollowTheBuild(t *testing.T) {
 	})
 	g.Expect(gauge(lastSuccessTimestamp)).To(Equal(float64(bl.Status.Snapshots[0].CreationTime.Unix())))
 	g.Expect(series(conditionInfo)).To(Equal(3), "one series per condition: the previous reasons' series are gone")
+
+	// 4b. the Deployment's pods have not moved to the new volume yet (no deployment controller
+	// in envtest): waiting for the rollout until its status says so, as the controller would
+	depKey := client.ObjectKey{Namespace: ns, Name: "fuseki"}
+	eventually(t, func(g Gomega) { g.Expect(gauge(waitingInfo, waitingRollout)).To(Equal(1.0)) })
+	rolledOut := func() {
+		t.Helper()
+		g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			d := &appsv1.Deployment{}
+			if err := k8s.Get(ctx, depKey, d); err != nil {
+				return err
+			}
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+			return k8s.Status().Update(ctx, d)
+		})).To(Succeed())
+	}
+	rolledOut()
+	poke(t, key)
+	eventually(t, func(g Gomega) { g.Expect(gauge(waitingInfo, waitingRollout)).To(Equal(0.0)) })
+	// a `helm upgrade` puts the chart's emptyDir back: the pods no longer serve the snapshot
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d := &appsv1.Deployment{}
+		if err := k8s.Get(ctx, depKey, d); err != nil {
+			return err
+		}
+		d.Spec.Template.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+		return k8s.Update(ctx, d)
+	})).To(Succeed())
+	rolledOut()
+	poke(t, key)
+	eventually(t, func(g Gomega) { g.Expect(gauge(waitingInfo, waitingRollout)).To(Equal(1.0)) })
 
 	// 5. the next dump set's build fails finally: Stalled with the failure's reason
 	watcher.revision <- Revision{ID: "sha256:0bserved2", Reason: source.ReasonSettled, Source: true}

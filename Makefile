@@ -23,7 +23,7 @@ demo: loader tools-jena ## Build the loader, load examples/ into out/demo-db and
 	bash hack/demo.sh
 
 .PHONY: test
-test: test-loader test-fuzz test-source test-operator test-bench test-chart test-e2e-local test-images test-csi-driver e2e-cluster-local ## Run every test suite (what CI runs).
+test: test-loader test-fuzz test-source test-operator test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver e2e-cluster-local ## Run every test suite (what CI runs).
 
 ##@ Loader (Rust, loader-image/)
 
@@ -208,6 +208,14 @@ verify-chart: ## Fail when the chart's copy of the CRD or RBAC rules is stale (s
 .PHONY: test-chart
 test-chart: tools-helm verify-chart ## Chart tests: helm lint, helm template snapshots, rendered-object and schema checks.
 	HELM=$(HELM) python3 $(CHART_DIR)/tests/test_chart.py
+
+.PHONY: test-alerts
+test-alerts: tools-helm loader ## Chart alerts + dashboard: promtool check/test rules, every PromQL expression parses, every metric name served by a real scrape (operator envtest, fetch, loader).
+	HELM=$(HELM) bash hack/test-alerts.sh
+
+.PHONY: alert-metric-names
+alert-metric-names: tools-helm ## Print the metric names the chart's alerts and dashboard use (parsed with Prometheus' parser), one per line.
+	@HELM=$(HELM) bash hack/test-alerts.sh --names
 
 .PHONY: chart-snapshots
 chart-snapshots: tools-helm ## Rewrite the chart's helm-template snapshots (review the diff before committing).

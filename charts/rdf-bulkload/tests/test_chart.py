@@ -326,11 +326,119 @@ def test_full():
     assert fsvc['spec']['selector'] == fu['spec']['selector']['matchLabels']
 
 
+def go_const(path, name):
+    """The string value of a Go constant `name = "..."` in a file of the repository."""
+    import re
+    m = re.search(r'\b%s\s*=\s*"([^"]*)"' % name, open(os.path.join(ROOT, path)).read())
+    assert m, 'no constant %s in %s' % (name, path)
+    return m.group(1)
+
+
+MONITORING_KINDS = ('PodMonitor', 'PrometheusRule')
+
+
+def test_monitoring_off_by_default():
+    for case in (None, case_path('default'), case_path('minimal')):
+        objs = objects(render(case))
+        assert not [o for o in objs if o['kind'] in MONITORING_KINDS or o['metadata']['name'].endswith('-dashboard')]
+
+
+def test_pod_monitor_selects_the_build_step_pods():
+    """The PodMonitor's selector, port and relabelings are what the operator puts on the fetch and
+    load step pods (operator/internal/specs)."""
+    pm = find(objects(render(case_path('full'))), 'PodMonitor')[0]
+    names = 'operator/internal/specs/names.go'
+    want = {go_const(names, 'LabelManagedBy'): go_const(names, 'ManagedBy'), go_const(names, 'LabelRole'): go_const(names, 'RoleBuild')}
+    assert pm['spec']['selector']['matchLabels'] == want, pm['spec']['selector']
+    bulkload_label = go_const(names, 'LabelBulkLoad')
+    assert {'key': bulkload_label, 'operator': 'Exists'} in pm['spec']['selector']['matchExpressions']
+    assert pm['spec']['namespaceSelector'] == {'matchNames': ['rdf', 'rdf-staging']}
+    assert pm['metadata']['labels']['release'] == 'kube-prometheus-stack'
+    ep = pm['spec']['podMetricsEndpoints'][0]
+    workflow_go = open(os.path.join(ROOT, 'operator/internal/specs/workflow.go')).read()
+    assert 'Name: "%s", ContainerPort: StepMetricsPort' % ep['port'] in workflow_go, ep['port']
+    assert 'StepMetricsPort = 9184' in workflow_go
+    meta = '__meta_kubernetes_pod_label_' + ''.join(c if c.isalnum() else '_' for c in bulkload_label)
+    assert {'sourceLabels': [meta], 'targetLabel': 'bulkload'} in ep['relabelings'], ep['relabelings']
+    # without the prometheus-operator: the annotations of the same pods
+    for a in ('"prometheus.io/scrape": "true"', '"prometheus.io/port":', '"prometheus.io/path":   "/metrics"'):
+        assert a in workflow_go, a
+    assert find(objects(render(None, 'monitoring.podMonitor.enabled=true')), 'PodMonitor')[0]['spec']['namespaceSelector'] == {'any': True}
+
+
+def chart_readme_anchors():
+    import re
+    anchors = set()
+    for line in open(os.path.join(CHART, 'README.md')):
+        if line.startswith('#'):
+            title = line.lstrip('#').strip().lower()
+            anchors.add(re.sub(r'[^a-z0-9 _-]', '', title).replace(' ', '-'))
+    return anchors
+
+
+def test_prometheus_rule():
+    """Every alert of files/prometheus-alerts.yaml is rendered with its values (enabled, for, severity,
+    the no-recent-build period, extra labels); summary and description name the BulkLoad; the runbook
+    is a section of the chart README."""
+    source = yaml.safe_load(open(os.path.join(CHART, 'files', 'prometheus-alerts.yaml')))
+    source_alerts = {r['alert']: r for g in source['groups'] for r in g['rules']}
+    defaults = yaml.safe_load(open(os.path.join(CHART, 'values.yaml')))['monitoring']['prometheusRule']
+    assert set(defaults['alerts']) == set(source_alerts), 'values.yaml alerts differ from the rules file'
+
+    def rules(objs):
+        pr = find(objs, 'PrometheusRule')[0]
+        return pr, {r['alert']: r for g in pr['spec']['groups'] for r in g['rules']}
+
+    _, default = rules(objects(render(None, 'monitoring.prometheusRule.enabled=true')))
+    assert set(default) == set(source_alerts)
+    anchors = chart_readme_anchors()
+    for name, r in default.items():
+        assert r.get('for', '0s') == source_alerts[name].get('for', '0s') == defaults['alerts'][name].get('for', '0s'), name
+        assert r['labels']['severity'] == defaults['alerts'][name]['severity'], name
+        for a in ('summary', 'description'):
+            assert '{{ $labels.namespace }}/{{ $labels.bulkload }}' in r['annotations'][a], (name, a)
+        url = r['annotations']['runbook_url']
+        base, anchor = url.split('#')
+        assert base == defaults['runbookBaseURL'] and anchor == name.lower() and anchor in anchors, url
+    assert '> 691200' in default['RDFBulkLoadNoRecentBuild']['expr']   # 8d
+
+    pr, full = rules(objects(render(case_path('full'))))
+    assert pr['metadata']['labels']['release'] == 'kube-prometheus-stack'
+    assert 'RDFBulkLoadServingNotRolled' not in full and len(full) == len(source_alerts) - 1
+    assert full['RDFBulkLoadBuildStuck']['for'] == '6h'
+    assert full['RDFBulkLoadNoRecentBuild']['labels']['severity'] == 'critical'
+    assert '> 1209600' in full['RDFBulkLoadNoRecentBuild']['expr'], full['RDFBulkLoadNoRecentBuild']['expr']   # 2w
+    assert all(r['labels']['team'] == 'data' for r in full.values())
+    assert full['RDFBulkLoadBuildFailed']['labels']['severity'] == 'critical'
+
+
+def test_dashboard_config_map():
+    import json
+    objs = objects(render(case_path('full')))
+    cm = find(objs, 'ConfigMap', 'rdf-bulkload-dashboard')[0]
+    assert cm['metadata']['labels']['grafana_dashboard'] == '1' and cm['metadata']['annotations'] == {'grafana_folder': 'RDF'}
+    dash = json.loads(cm['data']['rdf-bulkload.json'])
+    assert dash == json.load(open(os.path.join(CHART, 'files', 'grafana-dashboard.json')))
+    titles = [p['title'] for p in dash['panels']]
+    for want in ('Build timeline by phase', 'Triples per second', 'Bytes fetched', 'Memory against the budget',
+                 'Temporary disk', 'Rejected statements', 'Build durations', 'Snapshot history'):
+        assert want in titles, (want, titles)
+    assert all(t['expr'] for p in dash['panels'] for t in p['targets'])
+    assert len({p['id'] for p in dash['panels']}) == len(dash['panels'])
+    other = objects(render(None, 'monitoring.dashboard.enabled=true', 'monitoring.dashboard.label=dashboards',
+                           'monitoring.dashboard.labelValue=rdf', 'monitoring.dashboard.namespace=monitoring'))
+    cm = find(other, 'ConfigMap', 'rdf-bulkload-dashboard')[0]
+    assert cm['metadata']['labels']['dashboards'] == 'rdf' and cm['metadata']['namespace'] == 'monitoring'
+
+
 def test_schema_rejects_bad_values():
     bad = ['image.digest=latest', 'fuseki.port=0', 'loaderImage.pullPolicy=Sometimes', 'metrics.port=70000', 'replicaCount=-1',
            'noSuchValue=1', 'fuseki.image.pullPolicy=Sometimes', 'metrics.serviceMonitor.interval=soon',
            'image.repository=', 'metrics.reader.subjects[0].kind=Robot', 'metrics.secure=yes',
-           'metrics.reader.subjects[0].kind=ServiceAccount,metrics.reader.subjects[0].name=prometheus']
+           'metrics.reader.subjects[0].kind=ServiceAccount,metrics.reader.subjects[0].name=prometheus',
+           'monitoring.prometheusRule.noRecentBuildPeriod=8days',
+           'monitoring.prometheusRule.alerts.NoSuchAlert.enabled=true', 'monitoring.podMonitor.interval=often',
+           'monitoring.prometheusRule.alerts.RDFBulkLoadBuildStuck.for=long']
     accepted = []
     for s in bad:
         r = helm('template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', s, check=False)

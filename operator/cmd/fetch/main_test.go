@@ -241,6 +241,12 @@ func TestCLIMetricsEndpoint(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr.String())
 	}
+	// make test-alerts checks the names the chart's rules and dashboard use against this scrape
+	if dir := os.Getenv("RDF_BULKLOAD_SCRAPE_DIR"); dir != "" && scraped != "" {
+		if err := os.WriteFile(filepath.Join(dir, "fetch.prom"), []byte(scraped), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var total int
 	for _, v := range files {
 		total += len(v)

@@ -241,7 +241,7 @@ func (r *BulkLoadReconciler) patchStatus(ctx context.Context, s *scope, succeede
 		// observedGeneration says the status reflects the spec; only true after a clean pass.
 		bl.Status.ObservedGeneration = bl.Generation
 	}
-	recordPhase(bl)
+	recordStatus(s)
 	if t, ok := status.PhaseTransition(&s.before, &bl.Status); ok {
 		eventType, reason := corev1.EventTypeNormal, "Phase"+string(t.To)
 		if t.To == rdfv1.PhaseFailed {

@@ -151,6 +151,11 @@ func TestWorkflowStepsAndArguments(t *testing.T) {
 		if a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != "9184" || a["prometheus.io/path"] != "/metrics" {
 			t.Errorf("%s pod annotations: %+v", step, a)
 		}
+		// the chart's PodMonitor selects these and copies the BulkLoad's name into the metrics
+		l := tp.Metadata.Labels
+		if l[LabelManagedBy] != ManagedBy || l[LabelRole] != RoleBuild || l[LabelBulkLoad] != bl.Name || l[LabelRevision] == "" {
+			t.Errorf("%s pod labels: %+v", step, l)
+		}
 	}
 	mounts := map[string]corev1.VolumeMount{}
 	for _, m := range load.Container.VolumeMounts {

@@ -154,8 +154,8 @@ func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
 						{Steps: []wfv1.WorkflowStep{{Name: StepValidate, Template: StepValidate}}},
 					},
 				},
-				fetchTemplate(bl, p.Images, p.ExpectRevision),
-				loadTemplate(bl, p.Images),
+				fetchTemplate(bl, p),
+				loadTemplate(bl, p),
 				validateTemplate(bl, p.Images),
 			},
 		},
@@ -163,7 +163,8 @@ func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
 	return wf
 }
 
-func fetchTemplate(bl *rdfv1.BulkLoad, images Images, expectRevision string) wfv1.Template {
+func fetchTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
+	images, expectRevision := p.Images, p.ExpectRevision
 	src := &bl.Spec.Source
 	args := []string{"--endpoint", src.Endpoint, "--bucket", src.Bucket}
 	if src.Prefix != "" {
@@ -214,7 +215,7 @@ func fetchTemplate(bl *rdfv1.BulkLoad, images Images, expectRevision string) wfv
 		VolumeMounts:    mounts,
 		SecurityContext: containerSecurityContext(),
 	}
-	return wfv1.Template{Name: StepFetch, Container: c, Metadata: metricsMetadata(), RetryStrategy: retryStrategy(bl, StepFetch)}
+	return wfv1.Template{Name: StepFetch, Container: c, Metadata: metricsMetadata(bl, p.Revision), RetryStrategy: retryStrategy(bl, StepFetch)}
 }
 
 // LoaderArgs is the rdf-bulkload command line of the load step (without the input
@@ -250,16 +251,19 @@ func metricsPorts() []corev1.ContainerPort {
 	return []corev1.ContainerPort{{Name: "metrics", ContainerPort: StepMetricsPort, Protocol: corev1.ProtocolTCP}}
 }
 
-// metricsMetadata marks a step's pod for Prometheus' annotation-based pod discovery.
-func metricsMetadata() wfv1.Metadata {
-	return wfv1.Metadata{Annotations: map[string]string{
+// metricsMetadata marks a step's pod for Prometheus: the annotations for annotation-based pod
+// discovery, the labels for the chart's PodMonitor (which selects managed-by and role, and
+// copies the BulkLoad's name into the metrics' bulkload label).
+func metricsMetadata(bl *rdfv1.BulkLoad, revision string) wfv1.Metadata {
+	return wfv1.Metadata{Labels: childLabels(bl, revision, RoleBuild), Annotations: map[string]string{
 		"prometheus.io/scrape": "true",
 		"prometheus.io/port":   strconv.Itoa(StepMetricsPort),
 		"prometheus.io/path":   "/metrics",
 	}}
 }
 
-func loadTemplate(bl *rdfv1.BulkLoad, images Images) wfv1.Template {
+func loadTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
+	images := p.Images
 	// No shell: the loader creates --tmpdir itself and takes the input directory as is.
 	c := &corev1.Container{
 		Name:            "main",
@@ -280,7 +284,7 @@ func loadTemplate(bl *rdfv1.BulkLoad, images Images) wfv1.Template {
 	return wfv1.Template{
 		Name:      StepLoad,
 		Container: c,
-		Metadata:  metricsMetadata(),
+		Metadata:  metricsMetadata(bl, p.Revision),
 		Outputs: wfv1.Outputs{Parameters: []wfv1.Parameter{{
 			Name:      ReportParameter,
 			ValueFrom: &wfv1.ValueFrom{Path: ReportPath},

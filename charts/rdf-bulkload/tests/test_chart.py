@@ -169,9 +169,11 @@ def test_metrics_endpoint_rbac():
     assert b['roleRef'] == {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole', 'name': 'rdf-bulkload-metrics-reader'}
     assert b['subjects'] == [subject], b['subjects']
     # the default ServiceMonitor scrapes over HTTPS with the Prometheus pod's token, not verifying the
-    # self-signed certificate
+    # self-signed certificate, and keeps the metrics' own namespace label (the BulkLoad's, which the
+    # alerts name) instead of renaming it exported_namespace
     ep = find(objects(render(None, 'metrics.serviceMonitor.enabled=true')), 'ServiceMonitor')[0]['spec']['endpoints'][0]
     assert ep == {'port': 'metrics', 'path': '/metrics', 'scheme': 'https', 'interval': '30s', 'scrapeTimeout': '10s',
+                  'honorLabels': True,
                   'bearerTokenFile': '/var/run/secrets/kubernetes.io/serviceaccount/token',
                   'tlsConfig': {'insecureSkipVerify': True}}, ep
     ep = find(objects(render(None, 'metrics.serviceMonitor.enabled=true', 'metrics.serviceMonitor.tokenSecret=prometheus-token')),

@@ -260,7 +260,8 @@ test-e2e-cluster-build: ## Build and vet the cluster suite (build tag e2e) witho
 .PHONY: e2e-cluster
 e2e-cluster: tools-helm tools-jena test-e2e-cluster-build ## Cluster suite against KUBECONFIG (images in the cluster; see e2e/cluster/README.md).
 	@eval "$$(bash hack/install-jena.sh)" && export JENA_HOME RDF_BULKLOAD_FUSEKI_JAR && \
-	$(E2E_GO) HELM=$(HELM) go test -tags e2e -count=1 -timeout 60m -v ./cluster/...
+	kubectl=$$(bash hack/install-kube.sh)/kubectl && \
+	$(E2E_GO) HELM=$(HELM) KUBECTL=$${KUBECTL:-$$kubectl} go test -tags e2e -count=1 -timeout 80m -v ./cluster/...
 
 .PHONY: local-cluster-up
 local-cluster-up: images-oci ## A real single-node cluster on this machine with the images imported (root; see hack/local-cluster.sh).

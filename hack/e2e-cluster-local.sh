@@ -16,12 +16,19 @@ teardown() {
   exit "$rc"
 }
 trap teardown EXIT
-# the suite's own test images, imported with the project's
+# the suite's own test images (the SPARQL poller, Prometheus), imported with the project's
 eval "$(bash "$ROOT/hack/build-e2e-images.sh" "$ROOT/out/e2e-images")"
-export E2E_SPARQL_POLL_IMAGE
+eval "$(bash "$ROOT/hack/install-prometheus.sh")"
+export E2E_SPARQL_POLL_IMAGE E2E_PROMETHEUS_IMAGE=$PROMETHEUS_IMAGE
 start=$(date +%s)
-EXTRA_IMAGES="$ROOT/out/e2e-images/sparql-poll.tar" bash "$ROOT/hack/local-cluster.sh" up
+EXTRA_IMAGES="$ROOT/out/e2e-images/sparql-poll.tar $PROMETHEUS_IMAGE_TAR" bash "$ROOT/hack/local-cluster.sh" up
 echo "e2e-cluster-local: cluster up in $(($(date +%s) - start)) s" >&2
+# "a new operator image" for the upgrade scenario: the same image under a second tag
+operator=${E2E_OPERATOR_IMAGE:-ghcr.io/rdf-bulkload/rdf-bulkload-operator:0.1.0}
+export E2E_OPERATOR_UPGRADE_IMAGE=$operator-upgrade
+bash "$ROOT/hack/local-cluster.sh" ctr images tag --force "$operator" "$E2E_OPERATOR_UPGRADE_IMAGE" >/dev/null
+# the node is this machine: the suite may SIGKILL a loader process as the OOM killer would
+export E2E_NODE_LOCAL=1
 KUBECONFIG=$OUT/kubeconfig E2E_IMAGE_PULL_POLICY=Never E2E_MINIO_IMAGE=${E2E_MINIO_IMAGE:-quay.io/minio/minio:RELEASE.local} \
   E2E_STORAGE_CLASS=${E2E_STORAGE_CLASS:-local-hostpath} E2E_SNAPSHOT_CLASS=${E2E_SNAPSHOT_CLASS:-local-hostpath-snapshots} \
   make -C "$ROOT" --no-print-directory e2e-cluster

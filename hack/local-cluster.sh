@@ -10,6 +10,7 @@
 #   hack/local-cluster.sh down      stop everything and leave the machine as it was found
 #   hack/local-cluster.sh status    what runs, and the node's state
 #   hack/local-cluster.sh logs      tail every component's log
+#   hack/local-cluster.sh ctr ...   the node's containerd (namespace k8s.io), e.g. `ctr images ls`
 #
 # Needs root (kubelet, containerd, mounts, iptables). Everything comes from package registries:
 # Kubernetes and etcd from the Go module proxy (hack/install-kube.sh), the CSI sidecars, CoreDNS,
@@ -405,5 +406,6 @@ case "${1:-}" in
   down) down ;;
   status) status ;;
   logs) tail -n 50 "$OUT"/logs/*.log ;;
-  *) echo "usage: $0 up|down|status|logs" >&2; exit 2 ;;
+  ctr) shift; CTR "$@" ;;
+  *) echo "usage: $0 up|down|status|logs|ctr ARGS..." >&2; exit 2 ;;
 esac

@@ -71,7 +71,7 @@ const (
 
 // The phases a build goes through, in order, and the metrics the README documents.
 var (
-	buildPhases     = []string{"Fetching", "Loading", "Validating", "Snapshotting", "Ready"}
+	buildPhases     = []string{"Fetching", "Loading", "Validating", "Snapshotting", "HandingOff", "Ready"}
 	operatorMetrics = []string{"rdf_bulkload_builds_total", "rdf_bulkload_build_duration_seconds",
 		"rdf_bulkload_triples_loaded_total", "rdf_bulkload_phase"}
 	loaderMetrics = []string{"rdf_bulkload_load_phase", "rdf_bulkload_load_statements_total",

@@ -858,3 +858,62 @@ func (s *suite) checkOperatorPermissions(operatorLogs *logCapture) {
 		}
 	}
 }
+
+// runReadme runs the n-th ```sh block after heading in README.md, as a user would paste it: bash
+// with -e, the test's kubectl on PATH, a kubeconfig whose context is the test's namespace, and
+// the block's BL=... line naming bulkLoad.
+func (s *suite) runReadme(ctx context.Context, heading string, n int, bulkLoad string) {
+	s.t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(s.t), "README.md"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	text := string(raw)
+	i := strings.Index(text, "\n"+heading+"\n")
+	if i < 0 {
+		s.t.Fatalf("README.md has no %q", heading)
+	}
+	text = text[i:]
+	var blocks []string
+	for len(blocks) <= n {
+		a := strings.Index(text, "```sh\n")
+		if a < 0 {
+			s.t.Fatalf("README.md: %s has %d sh blocks, want block %d", heading, len(blocks), n)
+		}
+		text = text[a+len("```sh\n"):]
+		b := strings.Index(text, "```")
+		blocks = append(blocks, text[:b])
+		text = text[b+3:]
+	}
+	script := blocks[n]
+	if n > 0 { // a later block uses the BL the first one set
+		script = "BL=" + bulkLoad + "\n" + script
+	}
+	lines := strings.Split(script, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "BL=") {
+			lines[i] = "BL=" + bulkLoad
+		}
+	}
+	script = strings.Join(lines, "\n")
+	kubectl, err := exec.LookPath(env("KUBECTL", "kubectl"))
+	if err != nil {
+		s.t.Fatalf("kubectl (KUBECTL): %v", err)
+	}
+	cfg := filepath.Join(s.t.TempDir(), "kubeconfig")
+	if out, err := exec.CommandContext(ctx, kubectl, "config", "view", "--raw", "--flatten").Output(); err != nil {
+		s.t.Fatalf("kubectl config view: %v", err)
+	} else if err := os.WriteFile(cfg, out, 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	if out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", cfg, "config", "set-context", "--current", "--namespace", s.ns).CombinedOutput(); err != nil {
+		s.t.Fatalf("kubectl config set-context: %v\n%s", err, out)
+	}
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+cfg, "PATH="+filepath.Dir(kubectl)+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("README %s block %d failed: %v\n%s\n--- script:\n%s", heading, n, err, out, script)
+	}
+	s.t.Logf("README %s block %d ran as written:\n%s", heading, n, strings.TrimSpace(string(out)))
+}

@@ -26,6 +26,7 @@ func TestLifecycle(t *testing.T) {
 	rec := &record{workflows: map[string]map[string]string{}}
 	s.watchRecord(ctx, rec)
 	operatorLogs := s.captureLogs(ctx, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller-manager")
+	prom := s.startPrometheus(ctx)
 	dir := t.TempDir()
 	buildTimeout := 10 * time.Minute
 
@@ -143,6 +144,7 @@ func TestLifecycle(t *testing.T) {
 	if len(snaps) != 2 || !slices.Contains(snaps, statusString(u, "currentSnapshot")) {
 		t.Errorf("snapshots after three builds with keep 2: %v, want the current and the previous one", snaps)
 	}
+	s.checkBuildDurations(ctx, weekly)
 	// The same revision is never built twice, also after the restart.
 	time.Sleep(watchInterval + 5*time.Second)
 	if wfs := rec.workflowsFor(weekly, ""); len(wfs) != 3 {
@@ -167,6 +169,7 @@ func TestLifecycle(t *testing.T) {
 		return statusString(u, "phase") == "Failed"
 	})
 	s.checkFinalFailure(ctx, u, "dump.nt.gz:", "BadInput")
+	s.waitAlertFiring(ctx, "RDFBulkLoadBuildFailed", weekly)
 	s.checkSteady(ctx, fromBad, rev3, "a build failed on a syntax error")
 	if got := s.pvcNames(ctx); !slices.Equal(got, pvcsBefore) {
 		t.Errorf("PVCs after the failed build %v, before it %v: the failed build left volumes behind", got, pvcsBefore)
@@ -216,6 +219,7 @@ func TestLifecycle(t *testing.T) {
 	setField(t, fb, faultsPrefix+"_SUCCESS", "spec", "source", "completion", "marker")
 	setField(t, fb, "Delete", "spec", "snapshot", "onDelete")
 	logs := s.captureLogs(ctx, workflowPodLabel)
+	fromFaults := time.Now()
 	s.createBulkLoad(ctx, fb)
 	// MinIO goes away while the fetch step runs: the step retries and completes, verified.
 	fetch := s.stepPod(ctx, faults, "fetch")
@@ -231,6 +235,7 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("the retried load did not resume from the checkpoint:\n%s", tail(resumed, 3000))
 	}
 	s.checkFetchRecovered(logs, fetch.Name)
+	s.checkStatementsRose(ctx, faults, fromFaults)
 	s.compareWithJena(ctx, big)
 
 	// The loader process SIGKILLed inside its pod (as by the OOM killer): retried, resumed.
@@ -277,6 +282,7 @@ func TestLifecycle(t *testing.T) {
 	// --- 6. Security -------------------------------------------------------------------------------
 	s.checkNoSecrets(ctx, operatorLogs, logs)
 	s.checkOperatorPermissions(operatorLogs)
+	s.checkServedNames(ctx, prom)
 	t.Logf("handoff under traffic (first GitOps rebuild): longest gap %v, %d of %d requests failed", h2.maxGap, h2.failed, h2.requests)
 }
 
@@ -354,11 +360,31 @@ func (s *suite) followUntilDone(ctx context.Context, pod string) string {
 }
 
 
-// rollback follows the README's rollback procedure to the previous snapshot; want is the
-// revision that snapshot holds.
+// rollback runs the README's rollback procedure (its first sh block under "Rollback") as written,
+// with kubectl in the test's namespace, for BulkLoad weekly; want is the revision the previous
+// snapshot holds.
 func (s *suite) rollback(ctx context.Context, u *unstructured.Unstructured, want string) {
-	s.t.Fatalf("rollback: not written yet")
+	snaps, _, _ := unstructured.NestedSlice(u.Object, "status", "snapshots")
+	if len(snaps) < 2 {
+		s.t.Fatalf("no previous snapshot to roll back to: %v", snaps)
+	}
+	prev := fmt.Sprint(snaps[1].(map[string]any)["name"])
+	s.runReadme(ctx, "### Rollback", 0, weekly)
+	u = s.getBulkLoad(ctx, weekly)
+	if got := statusString(u, "servedSnapshot"); got != prev {
+		s.t.Errorf("after the README's rollback status.servedSnapshot is %q, want the previous snapshot %s", got, prev)
+	}
+	if got := s.fusekiAnswer(ctx, revisionQuery); got != want {
+		s.t.Errorf("after the README's rollback Fuseki answers %q, want %q", got, want)
+	}
 }
 
-// rollForward undoes the rollback, as the README says.
-func (s *suite) rollForward(ctx context.Context) {}
+// rollForward runs the README's second block under "Rollback" (remove the pin) and waits until
+// the newest snapshot is served again.
+func (s *suite) rollForward(ctx context.Context) {
+	s.runReadme(ctx, "### Rollback", 1, weekly)
+	s.waitBulkLoad(ctx, weekly, "serving the newest snapshot again", 5*time.Minute, func(u *unstructured.Unstructured) bool {
+		ready, _ := condition(u, "Ready")
+		return ready == "True" && statusString(u, "servedSnapshot") == statusString(u, "currentSnapshot")
+	})
+}

@@ -270,6 +270,13 @@ fn main() -> ExitCode {
                 checkpoint_interval,
             };
             match load(&opts) {
+                Ok(r) if r.already_complete => {
+                    eprintln!(
+                        "{} already holds this load (same inputs and options): {} triples and {} quads, built earlier; nothing to do",
+                        r.location, r.triples, r.quads
+                    );
+                    ExitCode::SUCCESS
+                }
                 Ok(r) => {
                     eprintln!(
                         "loaded {} triples and {} quads ({} distinct terms, {} rejected) into {} in {:.1}s",

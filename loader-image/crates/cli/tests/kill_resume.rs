@@ -381,3 +381,25 @@ fn sigterm_while_parsing_saves_a_partial_checkpoint() {
     assert!(report(&db)["resumed_after"].as_str().unwrap_or_default().starts_with("parse (partial"));
     f.assert_clean_success(&db, "sigterm while parsing");
 }
+
+/// Killed right after the rename into place, before the `--report` copy was written (the
+/// operator's load step reads that copy): the rerun finds the load complete, exits 0 and
+/// writes the copy, marked `already_complete`.
+#[test]
+fn killed_after_the_rename_the_rerun_writes_the_report_copy() {
+    let f = fixture();
+    let db = f.dir.join("db");
+    let copy = f.dir.join("report-copy.json");
+    let args = ["--report", copy.to_str().unwrap()];
+    let killed = run(&db, &f.files, Some("finish.renamed=return"), &args);
+    assert_eq!(killed.status.signal(), Some(9), "{}", String::from_utf8_lossy(&killed.stderr));
+    assert!(!copy.exists(), "the kill came before the copy");
+    let rerun = run(&db, &f.files, None, &args);
+    let err = String::from_utf8_lossy(&rerun.stderr);
+    assert!(rerun.status.success(), "{err}");
+    assert!(err.contains("\"event\":\"already_complete\""), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&copy).unwrap()).unwrap();
+    assert_eq!(r["already_complete"], true, "{r}");
+    assert_eq!(r["triples"], f.reference_report["triples"]);
+    f.assert_clean_success(&db, "killed after the rename");
+}

@@ -24,6 +24,8 @@ const SAMPLE: u64 = 1 << 20;
 /// What makes two runs "the same load": the inputs (path, size, modification time, MD5 of
 /// their first and last MiB) and the options that change the database. Threads, memory
 /// and progress options may differ: the database is byte-identical whatever they are.
+/// A checkpoint records it to be resumed only by the same load; the build report records
+/// it so that a rerun of a finished load is recognised (`already_complete`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BuildIdentity {
     pub loader_version: String,
@@ -79,7 +81,8 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 impl BuildIdentity {
-    /// Why `self` (the checkpoint's) is not the load asked for now; `None` when it is.
+    /// Why `self` (the recorded one: a checkpoint's or a build report's) is not the load
+    /// asked for now; `None` when it is.
     pub fn difference(&self, now: &BuildIdentity) -> Option<String> {
         if self.inputs.len() != now.inputs.len() {
             return Some(format!("the number of input files changed ({} → {})", self.inputs.len(), now.inputs.len()));
@@ -95,15 +98,23 @@ impl BuildIdentity {
                 return Some(format!("input {} changed content (digest {} → {})", a.path, a.sample_md5, b.sample_md5));
             }
             if a.modified_ns != b.modified_ns {
-                return Some(format!("input {} was modified since the checkpoint", a.path));
+                return Some(format!("input {} was modified (its modification time changed)", a.path));
             }
         }
-        let opts = |i: &BuildIdentity| (i.loader_version.clone(), i.loc.clone(), i.on_error.clone(), i.max_rejects, i.rejects_file.clone(), i.base.clone());
-        if opts(self) != opts(now) {
-            return Some(format!(
-                "the options differ (checkpoint: version {}, --loc {}, --on-error {}, --max-rejects {}, --rejects {}, --base {:?})",
-                self.loader_version, self.loc, self.on_error, self.max_rejects, self.rejects_file, self.base
-            ));
+        let fields = |i: &BuildIdentity| {
+            [
+                ("loader version", i.loader_version.clone()),
+                ("--loc", i.loc.clone()),
+                ("--on-error", i.on_error.clone()),
+                ("--max-rejects", i.max_rejects.to_string()),
+                ("--rejects", i.rejects_file.clone()),
+                ("--base", i.base.clone().unwrap_or_else(|| "(none)".into())),
+            ]
+        };
+        let changed: Vec<String> =
+            fields(self).into_iter().zip(fields(now)).filter(|(a, b)| a.1 != b.1).map(|((name, a), (_, b))| format!("{name} {a} → {b}")).collect();
+        if !changed.is_empty() {
+            return Some(format!("the options differ ({})", changed.join(", ")));
         }
         None
     }

@@ -224,6 +224,52 @@ fn checkpoint_to_resume(opts: &LoadOptions, places: &Places, identity: &BuildIde
     Some(cp)
 }
 
+/// The build report of the complete database at `loc`, or why `loc` is not one. A complete
+/// database is recognised by what the build writes last: its report, written after every
+/// data file, then synced, then the whole directory renamed into place (so nothing the
+/// loader leaves has a report without being complete); the data files are checked too,
+/// against a directory put together by other means.
+fn complete_database(loc: &Path) -> Result<Report, String> {
+    let bytes = fs::read(loc.join(REPORT_FILE)).map_err(|e| format!("no readable {REPORT_FILE}: {e}"))?;
+    let report: Report = serde_json::from_slice(&bytes).map_err(|e| format!("{REPORT_FILE} is not a build report: {e}"))?;
+    let trees = std::iter::once("nodes").chain(TRIPLE_INDEXES.iter().map(|(n, _)| *n)).chain(QUAD_INDEXES.iter().map(|(n, _)| *n));
+    let mut names: Vec<String> = trees.flat_map(|t| ["dat", "idn", "bpt"].map(|ext| format!("{t}.{ext}"))).collect();
+    names.extend(["nodes-data.obj", "stats.opt", "journal.jrnl"].map(String::from));
+    let gen_dir = loc.join(GENERATION_DIR);
+    match names.iter().find(|n| !gen_dir.join(n).is_file()) {
+        Some(missing) => Err(format!("{GENERATION_DIR}/{missing} is missing")),
+        None => Ok(report),
+    }
+}
+
+/// Ends a run that found this load complete at --loc (`report` is the one in the database,
+/// which stays untouched): says so, removes what a run killed after the rename left of
+/// this load, and writes the `--report` copy with `already_complete`.
+fn already_complete(opts: &LoadOptions, places: &Places, identity: &BuildIdentity, mut report: Report, progress: &Progress, why: &str) -> Result<Report, LoadError> {
+    log_event(progress, "already_complete", &opts.loc, &format!("{why}; the database is complete, nothing to do"));
+    progress.already_complete.store(true, Ordering::Relaxed);
+    let _ = fs::remove_dir_all(sibling(&opts.loc, "old"));
+    let work = places.work_dir();
+    // (A checkpoint of another load, e.g. an interrupted --replace with other inputs, stays.)
+    let ours = match Checkpoint::read(&work) {
+        Ok(Some(cp)) => cp.identity.difference(identity).is_none(),
+        Ok(None) | Err(_) => true,
+    };
+    if ours {
+        for dir in [&work, &places.building] {
+            if dir.exists() {
+                fs::remove_dir_all(dir).map_err(|e| LoadError::from_output_io("removing the work of a finished load", e))?;
+            }
+        }
+    }
+    report.already_complete = true;
+    if let Some(extra) = &opts.report {
+        let json = serde_json::to_string_pretty(&report).map_err(|e| LoadError::Internal(e.to_string()))?;
+        fs::write(extra, json).map_err(|e| LoadError::from_output_io("writing --report", e))?;
+    }
+    Ok(report)
+}
+
 /// An exclusive lock on `<work parent>/.<name>.lock`, held for the whole load: two loads of
 /// one database (a retry started while the first attempt still runs) would share the work
 /// and build directories. The file is removed when the load ends; a SIGKILL leaves it, and
@@ -301,27 +347,47 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
     let identity = identity(opts, &files, &rejects_path)?;
     let progress = timer.progress.clone();
     let progress = progress.as_ref();
+    // A rerun of a load that completed (an Argo retry after the load step succeeded, a rerun
+    // of the workflow on the same volumes): nothing to do. Checked before the plan, which
+    // would count the finished database's disk as needed a second time.
+    let at_loc = if opts.loc.exists() { Some(complete_database(&opts.loc)) } else { None };
+    let at_loc = match (at_loc, opts.replace) {
+        (Some(Ok(report)), false) => {
+            let difference = report.identity.as_ref().map(|recorded| recorded.difference(&identity));
+            return match difference {
+                Some(None) => already_complete(opts, &places, &identity, report, progress, "the same inputs and options were loaded here before"),
+                Some(Some(why)) => Err(LoadError::Usage(format!(
+                    "{} already holds a database of another load ({why}); choose another --loc or pass --replace",
+                    opts.loc.display()
+                ))),
+                None => Err(LoadError::Usage(format!(
+                    "{} already holds a database whose report records no build identity (an older loader's), so a rerun \
+                     cannot tell whether it is this load; choose another --loc or pass --replace",
+                    opts.loc.display()
+                ))),
+            };
+        }
+        (at_loc, _) => at_loc,
+    };
     let resumed = checkpoint_to_resume(opts, &places, &identity, progress);
     if resumed.is_none() {
         // (A resumed load was checked when it started; what it has done holds disk now.)
         crate::plan::check(opts, &files, progress)?;
     }
 
-    // Killed after the rename into place, before the work directory was removed: the
-    // database is complete.
+    // --replace killed after the rename into place, before the work directory was removed:
+    // the database is complete.
     if let Some(cp) = resumed.as_ref().filter(|cp| cp.finished && !places.building.exists()) {
-        if let Ok(report) = fs::read(opts.loc.join(REPORT_FILE)).map_err(io::Error::from).and_then(|b| serde_json::from_slice::<Report>(&b).map_err(io::Error::from)) {
-            log_event(progress, "already_complete", &opts.loc, &format!("the database was completed by the run that checkpointed after {}", cp.last_step()));
-            let _ = fs::remove_dir_all(sibling(&opts.loc, "old"));
-            fs::remove_dir_all(places.work_dir()).map_err(|e| LoadError::from_output_io("removing the work directory", e))?;
-            return Ok(report);
+        if let Some(Ok(report)) = at_loc {
+            let why = format!("the database was completed by the run that checkpointed after {}", cp.last_step());
+            return already_complete(opts, &places, &identity, report, progress, &why);
         }
     }
-    if opts.loc.exists() && !opts.replace {
+    if let (Some(Err(why)), false) = (&at_loc, opts.replace) {
         let empty = opts.loc.is_dir() && fs::read_dir(&opts.loc).map(|mut d| d.next().is_none()).unwrap_or(false);
         if !empty {
             return Err(LoadError::Usage(format!(
-                "{} already exists; choose another --loc or pass --replace",
+                "{} already exists and is not a complete database ({why}); choose another --loc or pass --replace",
                 opts.loc.display()
             )));
         }
@@ -531,7 +597,7 @@ fn build(
     crash_point("finish.stats");
     let building = places.building.as_path();
     let database_bytes = dir_size(building);
-    let mut report = Report::new(opts, files, &parse.input_md5);
+    let mut report = Report::new(opts, files, &parse.input_md5, &cp.identity);
     report.source = source;
     report.statements = parse.statements;
     report.triples = triples;

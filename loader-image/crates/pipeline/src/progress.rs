@@ -123,6 +123,8 @@ pub struct Progress {
     wake: Condvar,
     stopping: AtomicBool,
     failed: AtomicBool,
+    /// The run found the same load complete at `--loc` and did nothing.
+    pub already_complete: AtomicBool,
 }
 
 impl Progress {
@@ -148,6 +150,7 @@ impl Progress {
             wake: Condvar::new(),
             stopping: AtomicBool::new(false),
             failed: AtomicBool::new(false),
+            already_complete: AtomicBool::new(false),
         })
     }
 
@@ -550,7 +553,7 @@ fn run_json(p: &Progress, interval: Duration) {
         }
         p.wait(next.saturating_duration_since(Instant::now()).min(Duration::from_millis(500)));
     }
-    if building {
+    if building || p.already_complete.load(Ordering::Relaxed) {
         // (A load refused before it began, e.g. by the plan, has nothing to sum up.)
         let _ = writeln!(err, "{}", summary_json(p));
     }
@@ -575,6 +578,7 @@ pub(crate) fn summary_json(p: &Progress) -> String {
         "bytes_read": s.bytes_read,
         "terms": s.terms_written,
         "peak_rss_bytes": crate::load::peak_rss_bytes(),
+        "already_complete": p.already_complete.load(Ordering::Relaxed),
     })
     .to_string()
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::checkpoint::BuildIdentity;
 use crate::load::LoadOptions;
 use rdf_input::InputFile;
 
@@ -57,10 +58,19 @@ pub struct Report {
     /// The checkpoint this run resumed after (`parse`, `nodes`, `indexes (…)`), if it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed_after: Option<String>,
+    /// What makes a rerun "the same load" (inputs and the options that change the
+    /// database), as the checkpoint records it. Absent in reports of loaders before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<BuildIdentity>,
+    /// True when this run found the same load already complete at `--loc` and did nothing:
+    /// the figures are the earlier build's. Only in the `--report` copy and the returned
+    /// report; the report inside the database is never rewritten.
+    #[serde(default)]
+    pub already_complete: bool,
 }
 
 impl Report {
-    pub(crate) fn new(opts: &LoadOptions, files: &[InputFile], digests: &[Option<String>]) -> Report {
+    pub(crate) fn new(opts: &LoadOptions, files: &[InputFile], digests: &[Option<String>], identity: &BuildIdentity) -> Report {
         Report {
             tool: "rdf-bulkload".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -98,6 +108,8 @@ impl Report {
             duration_seconds: 0.0,
             phases: Vec::new(),
             resumed_after: None,
+            identity: Some(identity.clone()),
+            already_complete: false,
         }
     }
 }

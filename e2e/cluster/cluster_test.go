@@ -224,15 +224,13 @@ func (s *suite) cleanup() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if s.name != "" {
-		_ = s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).Delete(ctx, s.name, metav1.DeleteOptions{})
-		// the operator's finalizer removes the build's children; wait so that it runs while the
-		// operator still does
-		_ = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-			_, err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).Get(ctx, s.name, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
-		})
-	}
+	// the operator's finalizers remove the builds' children; wait so that they run while the
+	// operator still does
+	_ = s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		l, err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).List(ctx, metav1.ListOptions{})
+		return err == nil && len(l.Items) == 0, nil
+	})
 	out, err := exec.CommandContext(ctx, s.helm, "uninstall", release, "--namespace", s.ns, "--wait").CombinedOutput()
 	if err != nil {
 		s.t.Logf("helm uninstall: %v\n%s", err, out)
@@ -248,11 +246,11 @@ func (s *suite) dumpDiagnostics() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var b strings.Builder
-	if s.name != "" {
-		if u, err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).Get(ctx, s.name, metav1.GetOptions{}); err == nil {
+	if l, err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, u := range l.Items {
 			u.SetManagedFields(nil)
 			y, _ := yaml.Marshal(u.Object)
-			fmt.Fprintf(&b, "=== BulkLoad %s\n%s\n", s.name, y)
+			fmt.Fprintf(&b, "=== BulkLoad %s\n%s\n", u.GetName(), y)
 		}
 	}
 	if ev, err := s.kube.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{}); err == nil {

@@ -20,11 +20,13 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/yaml"
@@ -50,6 +52,7 @@ const (
 	revisionQuery = `SELECT ?v WHERE { <urn:e2e:revision> <urn:e2e:value> ?v }`
 	lateQuery     = `SELECT ?v WHERE { <urn:e2e:late> <urn:e2e:value> ?v }`
 	pollerName    = "sparql-poll"
+	faultsFuseki  = "faults-fuseki" // the faults BulkLoad's serving workload, a copy of the chart's Fuseki
 	watchInterval = 30 * time.Second // the CRD's minimum
 	settlePeriod  = 10 * time.Second
 )
@@ -294,13 +297,15 @@ func (s *suite) samples(ctx context.Context, from, to time.Time) []sample {
 	if len(out) == 0 {
 		s.t.Fatalf("the poller recorded nothing between %s and %s", from.Format(time.TimeOnly), to.Format(time.TimeOnly))
 	}
+	// printed as they answer; in the order they were sent
+	slices.SortStableFunc(out, func(a, b sample) int { return int(a.UnixMilli - b.UnixMilli) })
 	return out
 }
 
 // handoff summarises a window of samples in which the answer changes from old to new.
 type handoff struct {
 	requests, failed int
-	maxGap           time.Duration // longest time without an answer (first failure to next answer)
+	maxGap           time.Duration // longest time without an answer (first failed request to the next answered one, by send time)
 	overlap          time.Duration // first new answer to last old answer (both pods serving)
 	others           []string      // answers that are neither old nor new
 	firstNew         time.Time
@@ -377,21 +382,18 @@ func (s *suite) checkHandoff(ctx context.Context, from time.Time, old, new strin
 	return h
 }
 
-// checkSteady: every request of the window got the answer want.
+// checkSteady: in the window, every answer was want, and no longer than the handoff bound
+// went without one.
 func (s *suite) checkSteady(ctx context.Context, from time.Time, want, while string) {
 	s.t.Helper()
-	var bad []string
-	ss := s.samples(ctx, from, time.Now())
-	for _, p := range ss {
-		if !p.ok() || p.Value != want {
-			bad = append(bad, fmt.Sprintf("%s: %q %s", p.at().Format("15:04:05.000"), p.Value, p.Error))
-		}
+	h := analyseHandoff(s.samples(ctx, from, time.Now()), want, want)
+	if len(h.others) > 0 {
+		s.t.Errorf("while %s, Fuseki answered from another database: %v", while, h.others[:min(len(h.others), 10)])
 	}
-	if len(bad) > 0 {
-		s.t.Errorf("while %s, %d of %d requests did not get %q: %v", while, len(bad), len(ss), want, bad[:min(len(bad), 10)])
-	} else {
-		s.t.Logf("while %s, all %d requests got %q", while, len(ss), want)
+	if h.maxGap > maxHandoffGap() {
+		s.t.Errorf("while %s, no answer for %v (bound %v; last error: %s)", while, h.maxGap, maxHandoffGap(), h.lastErr)
 	}
+	s.t.Logf("while %s: %d requests, %d failed, longest gap %v, every answer %q", while, h.requests, h.failed, h.maxGap, want)
 }
 
 // --- objects in the namespace ---------------------------------------------------------------------
@@ -409,8 +411,13 @@ func (s *suite) snapshotNames(ctx context.Context, bulkLoad string) []string {
 	return names
 }
 
-func (s *suite) pvcNames(ctx context.Context) []string {
-	l, err := s.kube.CoreV1().PersistentVolumeClaims(s.ns).List(ctx, metav1.ListOptions{})
+// pvcNames lists the PVCs of a BulkLoad's (by its label; "" for all but MinIO's).
+func (s *suite) pvcNames(ctx context.Context, bulkLoad string) []string {
+	sel := ""
+	if bulkLoad != "" {
+		sel = "rdf.bulkload.io/bulkload=" + bulkLoad
+	}
+	l, err := s.kube.CoreV1().PersistentVolumeClaims(s.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -424,10 +431,10 @@ func (s *suite) pvcNames(ctx context.Context) []string {
 	return names
 }
 
-// servingClaim is the PVC the Fuseki Deployment's pod template mounts as its databases volume
+// servingClaim is the PVC a Fuseki Deployment's pod template mounts as its databases volume
 // ("" for the chart's emptyDir).
-func (s *suite) servingClaim(ctx context.Context) string {
-	d, err := s.kube.AppsV1().Deployments(s.ns).Get(ctx, fusekiName, metav1.GetOptions{})
+func (s *suite) servingClaim(ctx context.Context, deployment string) string {
+	d, err := s.kube.AppsV1().Deployments(s.ns).Get(ctx, deployment, metav1.GetOptions{})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -439,9 +446,10 @@ func (s *suite) servingClaim(ctx context.Context) string {
 	return ""
 }
 
-// fusekiAnswer asks Fuseki (a running pod, through a port-forward) for the first binding of q.
-func (s *suite) fusekiAnswer(ctx context.Context, q string) string {
-	addr, stop, err := s.portForward(s.runningPod(ctx, "app.kubernetes.io/component=fuseki,app.kubernetes.io/instance="+release), 3030)
+// fusekiAnswer asks a Fuseki Deployment (a ready pod, through a port-forward) for the first
+// binding of q.
+func (s *suite) fusekiAnswer(ctx context.Context, deployment, q string) string {
+	addr, stop, err := s.portForward(s.runningPod(ctx, fusekiSelector(deployment)), 3030)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -712,14 +720,14 @@ func (s *suite) checkFetchRecovered(logs *logCapture, firstPod string) {
 
 // compareWithJena asks Fuseki the 17 probes of e2e/local and compares the answers with Fuseki's
 // over Jena's own load of files (e2e_local.py compare-endpoint).
-func (s *suite) compareWithJena(ctx context.Context, files ...string) {
+func (s *suite) compareWithJena(ctx context.Context, deployment string, files ...string) {
 	s.t.Helper()
 	if os.Getenv("E2E_COMPARE_WITH_JENA") == "0" {
 		s.t.Logf("E2E_COMPARE_WITH_JENA=0: answers not compared with Jena's own load")
 		return
 	}
-	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
-	addr, stop, err := s.portForward(s.runningPod(ctx, "app.kubernetes.io/component=fuseki,app.kubernetes.io/instance="+release), 3030)
+	s.waitDeployment(ctx, deployment, 5*time.Minute)
+	addr, stop, err := s.portForward(s.runningPod(ctx, fusekiSelector(deployment)), 3030)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -885,4 +893,46 @@ func (s *suite) runReadme(ctx context.Context, heading string, n int, bulkLoad s
 		s.t.Fatalf("README %s block %d failed: %v\n%s\n--- script:\n%s", heading, n, err, out, script)
 	}
 	s.t.Logf("README %s block %d ran as written:\n%s", heading, n, strings.TrimSpace(string(out)))
+}
+
+// fusekiSelector selects the pods of the chart's Fuseki Deployment or of a copy (cloneFuseki).
+func fusekiSelector(deployment string) string {
+	if deployment == fusekiName {
+		return "app.kubernetes.io/component=fuseki,app.kubernetes.io/instance=" + release
+	}
+	return "app.kubernetes.io/name=" + deployment
+}
+
+// cloneFuseki makes a second Fuseki like the chart's (Deployment and Service), with its own
+// name and labels and the chart's emptyDir, for a second BulkLoad to hand off to.
+func (s *suite) cloneFuseki(ctx context.Context, name string) {
+	d, err := s.kube.AppsV1().Deployments(s.ns).Get(ctx, fusekiName, metav1.GetOptions{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	labels := map[string]string{"app.kubernetes.io/name": name}
+	clone := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: *d.Spec.DeepCopy()}
+	clone.Spec.Selector = &metav1.LabelSelector{MatchLabels: labels}
+	clone.Spec.Template.Labels = labels
+	clone.Spec.Template.Annotations = nil
+	for i, v := range clone.Spec.Template.Spec.Volumes {
+		if v.Name == "databases" {
+			clone.Spec.Template.Spec.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+		}
+	}
+	if _, err := s.kube.AppsV1().Deployments(s.ns).Create(ctx, clone, metav1.CreateOptions{}); err != nil {
+		s.t.Fatalf("Fuseki %s: %v", name, err)
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{Selector: labels,
+		Ports: []corev1.ServicePort{{Name: "http", Port: 3030, TargetPort: intstr.FromString("http")}}}}
+	if _, err := s.kube.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		s.t.Fatalf("Fuseki %s service: %v", name, err)
+	}
+	s.waitDeployment(ctx, name, 5*time.Minute)
+}
+
+// with is the suite for a subtest: the same cluster, namespace and credentials, reporting to t.
+func (s *suite) with(t *testing.T) *suite {
+	return &suite{t: t, cfg: s.cfg, kube: s.kube, dyn: s.dyn, ns: s.ns, user: s.user, pass: s.pass, helm: s.helm,
+		timeout: s.timeout, stepLogs: map[string]string{}, scraped: map[string][]string{}}
 }

@@ -21,18 +21,34 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// TestLifecycle runs the scenarios of lifecycle_helpers_test.go's header in order.
+const buildTimeout = 10 * time.Minute
+
+// TestLifecycle runs the scenarios of lifecycle_helpers_test.go's header: the GitOps BulkLoad's
+// (1, 2, 4a, 5, 7) and, at the same time, the interrupted builds' (3, 4b, 5b), which serve a
+// Fuseki of their own; then 6 over everything both left.
 func TestLifecycle(t *testing.T) {
 	s, ctx := newSuite(t)
 	rec := &record{workflows: map[string]map[string]string{}}
 	s.watchRecord(ctx, rec)
 	operatorLogs := s.captureLogs(ctx, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller-manager")
+	stepLogs := s.captureLogs(ctx, workflowPodLabel)
 	prom := s.startPrometheus(ctx)
 	dir := t.TempDir()
-	buildTimeout := 10 * time.Minute
+	t.Run("scenarios", func(t *testing.T) {
+		t.Run("gitops", func(t *testing.T) { t.Parallel(); s.with(t).gitops(ctx, rec, dir) })
+		t.Run("faults", func(t *testing.T) { t.Parallel(); s.with(t).faults(ctx, stepLogs, dir) })
+	})
 
+	// --- 6. Security, and what Prometheus saw ------------------------------------------------------
+	s.checkNoSecrets(ctx, operatorLogs, stepLogs)
+	s.checkOperatorPermissions(operatorLogs)
+	s.checkServedNames(ctx, prom)
+}
+
+// gitops: scenarios 1, 2, 4a, 5 and 7 with the BulkLoad weekly, served by the chart's Fuseki.
+func (s *suite) gitops(ctx context.Context, rec *record, dir string) {
+	t := s.t
 	// --- 1. GitOps: a new dated dump set is built and handed off under traffic -------------------
-	s.name = weekly
 	bl := s.sampleBulkLoad()
 	bl.SetName(weekly)
 	setField(t, bl, weeklyPrefix+"*/", "spec", "source", "prefix")
@@ -54,7 +70,7 @@ func TestLifecycle(t *testing.T) {
 	u := s.readyWith(ctx, weekly, "", buildTimeout)
 	r1 := statusString(u, "lastBuiltRevision")
 	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
-	if got := s.fusekiAnswer(ctx, revisionQuery); got != rev1 {
+	if got := s.fusekiAnswer(ctx, fusekiName, revisionQuery); got != rev1 {
 		t.Fatalf("after the first build Fuseki answers %q, want %q", got, rev1)
 	}
 	s.startPoller(ctx)
@@ -104,7 +120,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
 	h2 := s.checkHandoff(ctx, from2, rev1, rev2)
-	if got := s.fusekiAnswer(ctx, lateQuery); got != "late" {
+	if got := s.fusekiAnswer(ctx, fusekiName, lateQuery); got != "late" {
 		t.Errorf("the build of %s lacks the file uploaded while it settled (answer %q)", rev2, got)
 	}
 	if snaps := s.snapshotNames(ctx, weekly); len(snaps) != 2 {
@@ -114,13 +130,13 @@ func TestLifecycle(t *testing.T) {
 	// 7b. Drift: a helm upgrade puts the chart's emptyDir back into Fuseki's pod template; the
 	// operator restores the handed-off volume, and Ready is never True while Fuseki serves
 	// something else.
-	claim2 := s.servingClaim(ctx)
+	claim2 := s.servingClaim(ctx, fusekiName)
 	fromDrift := time.Now()
 	s.helmUpgrade(ctx) // unchanged values: helm's three-way merge still reverts the live volume
 	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return s.servingClaim(ctx) == claim2, nil
+		return s.servingClaim(ctx, fusekiName) == claim2, nil
 	}); err != nil {
-		t.Errorf("after helm upgrade the Fuseki Deployment mounts %q, want the handed-off %s again", s.servingClaim(ctx), claim2)
+		t.Errorf("after helm upgrade the Fuseki Deployment mounts %q, want the handed-off %s again", s.servingClaim(ctx, fusekiName), claim2)
 	}
 	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
 	s.readyWith(ctx, weekly, r1, time.Minute)
@@ -162,7 +178,7 @@ func TestLifecycle(t *testing.T) {
 
 	// --- 4a. A syntax error under onError: strict fails finally; Fuseki keeps serving ---------
 	fromBad := time.Now()
-	pvcsBefore := s.pvcNames(ctx)
+	pvcsBefore := s.pvcNames(ctx, weekly)
 	bad := dump(rev4, 1000)
 	appendPlain(t, bad, "<urn:e2e:x> <urn:e2e:y> \"unterminated .\n")
 	s.upload(ctx, weeklyPrefix+rev4+"/", true, bad)
@@ -172,13 +188,13 @@ func TestLifecycle(t *testing.T) {
 	s.checkFinalFailure(ctx, u, `dump\.nt\.gz:\d+:\d+: `, "BadInput") // file:line:column
 	s.waitAlertFiring(ctx, "RDFBulkLoadBuildFailed", weekly)
 	s.checkSteady(ctx, fromBad, rev3, "a build failed on a syntax error")
-	if got := s.pvcNames(ctx); !slices.Equal(got, pvcsBefore) {
+	if got := s.pvcNames(ctx, weekly); !slices.Equal(got, pvcsBefore) {
 		t.Errorf("PVCs after the failed build %v, before it %v: the failed build left volumes behind", got, pvcsBefore)
 	}
 
 	// --- 5. Deletion and recreation under the same name -----------------------------------------
 	retained := s.snapshotNames(ctx, weekly)
-	servingClaim := s.servingClaim(ctx)
+	servingClaim := s.servingClaim(ctx, fusekiName)
 	s.deleteBulkLoad(ctx, weekly)
 	if wfs, _ := s.dyn.Resource(workflowGVR).Namespace(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "rdf.bulkload.io/bulkload=" + weekly}); len(wfs.Items) != 0 {
 		t.Errorf("workflows left after deleting the BulkLoad: %d", len(wfs.Items))
@@ -186,7 +202,7 @@ func TestLifecycle(t *testing.T) {
 	if got := s.snapshotNames(ctx, weekly); !slices.Equal(got, retained) {
 		t.Errorf("snapshots after deleting a BulkLoad with onDelete Retain: %v, want %v", got, retained)
 	}
-	if got := s.pvcNames(ctx); !slices.Contains(got, servingClaim) {
+	if got := s.pvcNames(ctx, weekly); !slices.Contains(got, servingClaim) {
 		t.Errorf("the serving volume %s was deleted with the BulkLoad (PVCs %v)", servingClaim, got)
 	}
 	s.checkSteady(ctx, fromBad, rev3, "the BulkLoad was deleted")
@@ -205,13 +221,18 @@ func TestLifecycle(t *testing.T) {
 			t.Errorf("the recreated BulkLoad touched the old one's retained snapshot %s: %v", snap, err)
 		}
 	}
-	if s.servingClaim(ctx) != servingClaim || !slices.Contains(s.pvcNames(ctx), servingClaim) {
+	if s.servingClaim(ctx, fusekiName) != servingClaim || !slices.Contains(s.pvcNames(ctx, weekly), servingClaim) {
 		t.Errorf("the recreated BulkLoad touched the serving volume %s", servingClaim)
 	}
 	s.deleteBulkLoad(ctx, weekly)
+	t.Logf("handoff under traffic (first GitOps rebuild): longest gap %v, %d of %d requests failed", h2.maxGap, h2.failed, h2.requests)
+}
 
+// faults: scenarios 3, 4b and 5b with the BulkLoad faults, served by a Fuseki of its own.
+func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
+	t := s.t
 	// --- 3. Faults during a build ----------------------------------------------------------------
-	s.name = faults
+	s.cloneFuseki(ctx, faultsFuseki)
 	big := writeDump(t, dir, "faults.nt.gz", "faults", faultTriples())
 	s.upload(ctx, faultsPrefix, true, big)
 	fb := s.sampleBulkLoad()
@@ -219,7 +240,7 @@ func TestLifecycle(t *testing.T) {
 	setField(t, fb, faultsPrefix, "spec", "source", "prefix")
 	setField(t, fb, faultsPrefix+"_SUCCESS", "spec", "source", "completion", "marker")
 	setField(t, fb, "Delete", "spec", "snapshot", "onDelete")
-	logs := s.captureLogs(ctx, workflowPodLabel)
+	setField(t, fb, faultsFuseki, "spec", "serving", "name")
 	fromFaults := time.Now()
 	s.createBulkLoad(ctx, fb)
 	// MinIO goes away while the fetch step runs: the step retries and completes, verified.
@@ -229,11 +250,11 @@ func TestLifecycle(t *testing.T) {
 	load := s.stepPod(ctx, faults+"-", "load")
 	s.waitLogLine(ctx, load.Name, `"phase":"parse","seconds"`)
 	s.deletePod(ctx, load.Name, "the loader's, after its parse checkpoint")
-	u = s.readyWith(ctx, faults, "", buildTimeout)
+	u := s.readyWith(ctx, faults, "", buildTimeout)
 	s.checkResumed(logs, load.Name)
 	s.checkFetchRecovered(logs, fetch.Name)
 	s.checkStatementsRose(ctx, faults, fromFaults)
-	s.compareWithJena(ctx, big)
+	s.compareWithJena(ctx, faultsFuseki, big)
 
 	// The loader process SIGKILLed inside its pod (as by the OOM killer): retried, resumed.
 	if os.Getenv("E2E_NODE_LOCAL") == "1" {
@@ -248,39 +269,36 @@ func TestLifecycle(t *testing.T) {
 		s.killLoader(load)
 		s.readyWith(ctx, faults, r, buildTimeout)
 		s.checkResumed(logs, load.Name)
-		s.compareWithJena(ctx, big)
+		s.compareWithJena(ctx, faultsFuseki, big)
 	} else {
 		t.Logf("E2E_NODE_LOCAL is not 1: the loader process is not SIGKILLed (the node is not this machine)")
 	}
 
 	// --- 4b. A memory budget too small fails finally, with the numbers ---------------------------
-	fromBudget := time.Now()
-	pvcsBefore = s.pvcNames(ctx)
+	pvcsBefore, served := s.pvcNames(ctx, faults), s.servingClaim(ctx, faultsFuseki)
 	s.patchBulkLoad(ctx, faults, map[string]any{"loader": map[string]any{"memoryBudget": "8Mi"}})
 	u = s.waitBulkLoad(ctx, faults, "failing on the memory budget", buildTimeout, func(u *unstructured.Unstructured) bool {
 		return statusString(u, "phase") == "Failed"
 	})
 	s.checkFinalFailure(ctx, u, `below the minimum of \d+ MiB`, "ResourceExhausted") // the numbers
-	s.checkSteady(ctx, fromBudget, "faults", "a build failed on its memory budget")
-	if got := s.pvcNames(ctx); !slices.Equal(got, pvcsBefore) {
+	if got := s.servingClaim(ctx, faultsFuseki); got != served {
+		t.Errorf("after the failed build %s mounts %q, before it %q", faultsFuseki, got, served)
+	}
+	if got := s.fusekiAnswer(ctx, faultsFuseki, revisionQuery); got != "faults" {
+		t.Errorf("after the failed build %s answers %q, want the previous database's \"faults\"", faultsFuseki, got)
+	}
+	if got := s.pvcNames(ctx, faults); !slices.Equal(got, pvcsBefore) {
 		t.Errorf("PVCs after the failed build %v, before it %v", got, pvcsBefore)
 	}
 
 	// --- 5b. Deletion with onDelete: Delete ----------------------------------------------------
-	servingClaim = s.servingClaim(ctx)
 	s.deleteBulkLoad(ctx, faults)
 	if got := s.snapshotNames(ctx, faults); len(got) != 0 {
 		t.Errorf("snapshots left after deleting a BulkLoad with onDelete Delete: %v", got)
 	}
-	if got := s.pvcNames(ctx); !slices.Contains(got, servingClaim) {
-		t.Errorf("the serving volume %s was deleted with the BulkLoad (PVCs %v)", servingClaim, got)
+	if got := s.pvcNames(ctx, ""); !slices.Contains(got, served) {
+		t.Errorf("the serving volume %s was deleted with the BulkLoad (PVCs %v)", served, got)
 	}
-
-	// --- 6. Security -------------------------------------------------------------------------------
-	s.checkNoSecrets(ctx, operatorLogs, logs)
-	s.checkOperatorPermissions(operatorLogs)
-	s.checkServedNames(ctx, prom)
-	t.Logf("handoff under traffic (first GitOps rebuild): longest gap %v, %d of %d requests failed", h2.maxGap, h2.failed, h2.requests)
 }
 
 func setField(t *testing.T, u *unstructured.Unstructured, v any, path ...string) {
@@ -385,7 +403,7 @@ func (s *suite) rollback(ctx context.Context, u *unstructured.Unstructured, want
 	if got := statusString(u, "servedSnapshot"); got != prev {
 		s.t.Errorf("after the README's rollback status.servedSnapshot is %q, want the previous snapshot %s", got, prev)
 	}
-	if got := s.fusekiAnswer(ctx, revisionQuery); got != want {
+	if got := s.fusekiAnswer(ctx, fusekiName, revisionQuery); got != want {
 		s.t.Errorf("after the README's rollback Fuseki answers %q, want %q", got, want)
 	}
 }

@@ -1,8 +1,9 @@
-// Command sparql-poll is the cluster suite's SPARQL client: run as a pod, it asks one query
+// Command sparql-poll is the cluster suite's SPARQL client: run as a pod, it sends one query
 // through a Service every interval and prints one JSON line per answer, so that the suite can
 // see which database answered when, and how long nothing answered, while a handoff swaps the
-// serving pods. A new connection per request: the Service's choice of pod is what is measured,
-// not one kept-alive connection to a pod that is going away.
+// serving pods. Requests start on schedule whether or not earlier ones have answered (one slow
+// request does not hide the answers of the others), each on a new connection: the Service's
+// choice of pod is what is measured, not one kept-alive connection to a pod that is going away.
 package main
 
 import (
@@ -43,11 +44,17 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	client := &http.Client{Timeout: *timeout, Transport: &http.Transport{DisableKeepAlives: true}}
-	enc := json.NewEncoder(os.Stdout)
+	samples := make(chan Sample, 64)
+	go func() {
+		enc := json.NewEncoder(os.Stdout)
+		for s := range samples {
+			_ = enc.Encode(s)
+		}
+	}()
 	tick := time.NewTicker(*interval)
 	defer tick.Stop()
 	for {
-		_ = enc.Encode(ask(ctx, client, *endpoint, *query))
+		go func() { samples <- ask(ctx, client, *endpoint, *query) }()
 		select {
 		case <-ctx.Done():
 			return
@@ -56,9 +63,9 @@ func main() {
 	}
 }
 
-func ask(ctx context.Context, c *http.Client, endpoint, query string) Sample {
+func ask(ctx context.Context, c *http.Client, endpoint, query string) (s Sample) {
 	start := time.Now()
-	s := Sample{UnixMilli: start.UnixMilli()}
+	s.UnixMilli = start.UnixMilli()
 	defer func() { s.Millis = time.Since(start).Milliseconds() }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(url.Values{"query": {query}}.Encode()))
 	if err != nil {

@@ -260,16 +260,22 @@ func outputParameter(nodes []wfv1.NodeStatus, name string) string {
 
 // stepMessage shortens Argo's message of a failed step, "main: Error (exit code 3): <the
 // tail of the step's log>" (the steps' terminationMessagePolicy is FallbackToLogsOnError), to
-// its first line and the log's last line, where every step prints why it failed:
+// its first part and the last line the step printed, where every step says why it failed:
 // "rdf-bulkload: error: /data/input/dump.nt.gz:2:17: ...", rdf-bulkload-validate's message, or
-// the fetch step's JSON error event (its "error" field).
+// the fetch step's JSON error event (its "error" field). Argo's executor adds its own last line
+// ("Error: exit status 3"), which is skipped.
 func stepMessage(msg string) string {
 	head, tail, ok := strings.Cut(msg, "\n")
 	if !ok {
 		return msg
 	}
-	lines := strings.Split(strings.TrimSpace(tail), "\n")
-	last := strings.TrimSpace(lines[len(lines)-1])
+	lines := strings.Split(tail, "\n")
+	last := ""
+	for i := len(lines) - 1; i >= 0 && last == ""; i-- {
+		if l := strings.TrimSpace(lines[i]); !strings.HasPrefix(l, "Error: exit status ") {
+			last = l
+		}
+	}
 	var event struct {
 		Error string `json:"error"`
 	}
@@ -279,6 +285,9 @@ func stepMessage(msg string) string {
 	// the head ends with the log's first line: keep only Argo's part of it
 	if i := strings.Index(head, "): "); i >= 0 {
 		head = head[:i+1]
+	}
+	if last == "" {
+		return head
 	}
 	return head + ": " + last
 }

@@ -233,6 +233,8 @@ func TestStepMessageKeepsTheStepsOwnError(t *testing.T) {
 			"main: Error (exit code 3): rdf-bulkload: error: /data/input/dump.nt.gz:2:17: Unexpected end of file"},
 		{"main: Error (exit code 4): {\"ts\":\"x\",\"event\":\"start\"}\n{\"ts\":\"y\",\"event\":\"error\",\"exit_code\":4,\"error\":\"object weekly/a.nt.gz: not found\"}",
 			"main: Error (exit code 4): object weekly/a.nt.gz: not found"},
+		{"main: Error (exit code 3): {\"phase\":\"plan\"}\nrdf-bulkload: error: out of resources: --memory 8 MiB is below the minimum of 144 MiB\nError: exit status 5\n",
+			"main: Error (exit code 3): rdf-bulkload: error: out of resources: --memory 8 MiB is below the minimum of 144 MiB"},
 		{"main: Error (exit code 3)", "main: Error (exit code 3)"},
 		{"pod deleted", "pod deleted"},
 	} {

@@ -141,6 +141,8 @@ func newSuite(t *testing.T) (*suite, context.Context) {
 	if err != nil {
 		t.Fatalf("kubeconfig: %v", err)
 	}
+	// many watchers and pollers share the client: client-go's default 5 requests/s would delay them
+	cfg.QPS, cfg.Burst = 50, 100
 	timeout, err := time.ParseDuration(env("E2E_TIMEOUT", "30m"))
 	if err != nil {
 		t.Fatalf("E2E_TIMEOUT: %v", err)

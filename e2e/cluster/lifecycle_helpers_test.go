@@ -458,7 +458,7 @@ func (s *suite) fusekiAnswer(ctx context.Context, deployment, q string) string {
 }
 
 // stepPod waits for the workflow pod of step whose Argo node name starts with prefix (a
-// BulkLoad's name and "-", or a workflow's name and ".") and whose main container runs, and
+// BulkLoad's name and "-", or a workflow's name) and whose main container runs, and
 // returns it; a pod in skip is not returned again.
 func (s *suite) stepPod(ctx context.Context, prefix, step string, skip ...string) *corev1.Pod {
 	var found *corev1.Pod
@@ -627,42 +627,50 @@ type logCapture struct {
 	node map[string]string // pod -> Argo node name (step pods)
 }
 
-// captureLogs follows every container of every pod matching selector from now on.
+// captureLogs follows every container of every pod matching selector from now on. A watch, not
+// a poll: a retried step's pod may live for two seconds, and Argo deletes it once it succeeded.
 func (s *suite) captureLogs(ctx context.Context, selector string) *logCapture {
 	c := &logCapture{logs: map[string]string{}, node: map[string]string{}}
+	seen := map[string]bool{}
+	follow := func(pod, container, key string) {
+		rc, err := s.kube.CoreV1().Pods(s.ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
+		if err != nil {
+			return
+		}
+		defer rc.Close()
+		sc := bufio.NewScanner(rc)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			c.mu.Lock()
+			c.logs[key] += sc.Text() + "\n"
+			c.mu.Unlock()
+		}
+	}
 	go func() {
-		seen := map[string]bool{}
 		for ctx.Err() == nil {
-			pods, err := s.kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-			if err == nil {
-				for _, p := range pods.Items {
-					for _, ctr := range append(p.Spec.InitContainers, p.Spec.Containers...) {
-						key := p.Name + "/" + ctr.Name
-						if seen[key] || !containerStarted(&p, ctr.Name) {
-							continue
-						}
-						seen[key] = true
-						c.mu.Lock()
-						c.node[p.Name] = p.Annotations["workflows.argoproj.io/node-name"]
-						c.mu.Unlock()
-						go func(pod, container, key string) {
-							rc, err := s.kube.CoreV1().Pods(s.ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
-							if err != nil {
-								return
-							}
-							defer rc.Close()
-							sc := bufio.NewScanner(rc)
-							sc.Buffer(make([]byte, 1<<20), 1<<20)
-							for sc.Scan() {
-								c.mu.Lock()
-								c.logs[key] += sc.Text() + "\n"
-								c.mu.Unlock()
-							}
-						}(p.Name, ctr.Name, key)
+			w, err := s.kube.CoreV1().Pods(s.ns).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
+			if err != nil {
+				time.Sleep(time.Second)
+				continue
+			}
+			for ev := range w.ResultChan() {
+				p, ok := ev.Object.(*corev1.Pod)
+				if !ok {
+					continue
+				}
+				for _, ctr := range append(p.Spec.InitContainers, p.Spec.Containers...) {
+					key := p.Name + "/" + ctr.Name
+					if seen[key] || !containerStarted(p, ctr.Name) {
+						continue
 					}
+					seen[key] = true
+					c.mu.Lock()
+					c.node[p.Name] = p.Annotations["workflows.argoproj.io/node-name"]
+					c.mu.Unlock()
+					go follow(p.Name, ctr.Name, key)
 				}
 			}
-			time.Sleep(200 * time.Millisecond)
+			w.Stop()
 		}
 	}()
 	return c

@@ -241,6 +241,8 @@ func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
 	setField(t, fb, faultsPrefix+"_SUCCESS", "spec", "source", "completion", "marker")
 	setField(t, fb, "Delete", "spec", "snapshot", "onDelete")
 	setField(t, fb, faultsFuseki, "spec", "serving", "name")
+	// one thread: a load long enough to interrupt after its parse checkpoint and to be scraped
+	setField(t, fb, int64(1), "spec", "loader", "threads")
 	fromFaults := time.Now()
 	s.createBulkLoad(ctx, fb)
 	// MinIO goes away while the fetch step runs: the step retries and completes, verified.
@@ -264,7 +266,7 @@ func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
 			wf := statusString(u, "workflow", "name")
 			return wf != "" && wf != first
 		})
-		load = s.stepPod(ctx, statusString(u, "workflow", "name")+".", "load")
+		load = s.stepPod(ctx, statusString(u, "workflow", "name"), "load") // its nodes: <workflow>[1].load
 		s.waitLogLine(ctx, load.Name, `"phase":"parse","seconds"`)
 		s.killLoader(load)
 		s.readyWith(ctx, faults, r, buildTimeout)

@@ -25,8 +25,9 @@ import (
 )
 
 // A real Prometheus in the test's namespace, scraping through the scrape configs that
-// examples/prometheus documents (the annotation route, for users without the prometheus-operator)
-// and evaluating the chart's alerting rules, as rendered from its PrometheusRule.
+// examples/prometheus documents (the annotation route, for users without the prometheus-operator;
+// confined to the namespace, the build pods every second) and evaluating the chart's alerting
+// rules, as rendered from its PrometheusRule.
 const prometheusName = "prometheus"
 
 type promSetup struct {
@@ -64,8 +65,13 @@ func (s *suite) startPrometheus(ctx context.Context) *promSetup {
 		s.t.Fatal(err)
 	}
 	for _, job := range cfg["scrape_configs"].([]any) {
-		for _, sd := range job.(map[string]any)["kubernetes_sd_configs"].([]any) {
+		j := job.(map[string]any)
+		for _, sd := range j["kubernetes_sd_configs"].([]any) {
 			sd.(map[string]any)["namespaces"] = map[string]any{"names": []any{s.ns}}
+		}
+		// a test build's load step lasts seconds: scrape it every second
+		if j["job_name"] == "rdf-bulkload-build-pods" {
+			j["scrape_interval"] = "1s"
 		}
 	}
 	cfg["global"] = map[string]any{"scrape_interval": "5s", "evaluation_interval": "5s"}

@@ -262,8 +262,8 @@ func outputParameter(nodes []wfv1.NodeStatus, name string) string {
 // tail of the step's log>" (the steps' terminationMessagePolicy is FallbackToLogsOnError), to
 // its first part and the last line the step printed, where every step says why it failed:
 // "rdf-bulkload: error: /data/input/dump.nt.gz:2:17: ...", rdf-bulkload-validate's message, or
-// the fetch step's JSON error event (its "error" field). Argo's executor adds its own last line
-// ("Error: exit status 3"), which is skipped.
+// the fetch step's JSON error event (its "error" field). The lines of Argo's executor, which
+// shares the log ("time=... level=INFO msg=... argo=true", "Error: exit status 3"), are skipped.
 func stepMessage(msg string) string {
 	head, tail, ok := strings.Cut(msg, "\n")
 	if !ok {
@@ -272,7 +272,7 @@ func stepMessage(msg string) string {
 	lines := strings.Split(tail, "\n")
 	last := ""
 	for i := len(lines) - 1; i >= 0 && last == ""; i-- {
-		if l := strings.TrimSpace(lines[i]); !strings.HasPrefix(l, "Error: exit status ") {
+		if l := strings.TrimSpace(lines[i]); !strings.HasPrefix(l, "Error: exit status ") && !strings.Contains(l, " argo=true") {
 			last = l
 		}
 	}

@@ -233,7 +233,9 @@ func TestStepMessageKeepsTheStepsOwnError(t *testing.T) {
 			"main: Error (exit code 3): rdf-bulkload: error: /data/input/dump.nt.gz:2:17: Unexpected end of file"},
 		{"main: Error (exit code 4): {\"ts\":\"x\",\"event\":\"start\"}\n{\"ts\":\"y\",\"event\":\"error\",\"exit_code\":4,\"error\":\"object weekly/a.nt.gz: not found\"}",
 			"main: Error (exit code 4): object weekly/a.nt.gz: not found"},
-		{"main: Error (exit code 3): {\"phase\":\"plan\"}\nrdf-bulkload: error: out of resources: --memory 8 MiB is below the minimum of 144 MiB\nError: exit status 5\n",
+		{"main: Error (exit code 3): {\"phase\":\"plan\"}\nrdf-bulkload: error: out of resources: --memory 8 MiB is below the minimum of 144 MiB\n" +
+			"time=2026-11-25T01:36:47.546Z level=INFO msg=\"sub-process exited\" argo=true error=\"exit status 5\"\n" +
+			"time=2026-11-25T01:36:47.546Z level=INFO msg=\"file signal handler exiting due to context cancellation\" argo=true\nError: exit status 5\n",
 			"main: Error (exit code 3): rdf-bulkload: error: out of resources: --memory 8 MiB is below the minimum of 144 MiB"},
 		{"main: Error (exit code 3)", "main: Error (exit code 3)"},
 		{"pod deleted", "pod deleted"},

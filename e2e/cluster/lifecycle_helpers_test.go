@@ -52,7 +52,7 @@ const (
 	revisionQuery = `SELECT ?v WHERE { <urn:e2e:revision> <urn:e2e:value> ?v }`
 	lateQuery     = `SELECT ?v WHERE { <urn:e2e:late> <urn:e2e:value> ?v }`
 	pollerName    = "sparql-poll"
-	faultsFuseki  = "faults-fuseki" // the faults BulkLoad's serving workload, a copy of the chart's Fuseki
+	faultsFuseki  = "faults-fuseki"  // the faults BulkLoad's serving workload, a copy of the chart's Fuseki
 	watchInterval = 30 * time.Second // the CRD's minimum
 	settlePeriod  = 10 * time.Second
 )
@@ -623,9 +623,12 @@ func appendPlain(t *testing.T, gzPath, text string) {
 // succeeded step pods; scenarios delete the operator's).
 type logCapture struct {
 	mu   sync.Mutex
-	logs map[string]string // "pod/container" -> log
-	node map[string]string // pod -> Argo node name (step pods)
+	logs map[string]string // "instance/container" -> log
+	node map[string]string // instance -> Argo node name (step pods)
 }
+
+// instance names one pod: Argo recreates a deleted step pod under the same name.
+func instance(p *corev1.Pod) string { return p.Name + "#" + string(p.UID) }
 
 // captureLogs follows every container of every pod matching selector from now on. A watch, not
 // a poll: a retried step's pod may live for two seconds, and Argo deletes it once it succeeded.
@@ -659,13 +662,13 @@ func (s *suite) captureLogs(ctx context.Context, selector string) *logCapture {
 					continue
 				}
 				for _, ctr := range append(p.Spec.InitContainers, p.Spec.Containers...) {
-					key := p.Name + "/" + ctr.Name
+					key := instance(p) + "/" + ctr.Name
 					if seen[key] || !containerStarted(p, ctr.Name) {
 						continue
 					}
 					seen[key] = true
 					c.mu.Lock()
-					c.node[p.Name] = p.Annotations["workflows.argoproj.io/node-name"]
+					c.node[instance(p)] = p.Annotations["workflows.argoproj.io/node-name"]
 					c.mu.Unlock()
 					go follow(p.Name, ctr.Name, key)
 				}
@@ -685,14 +688,15 @@ func containerStarted(p *corev1.Pod, name string) bool {
 	return false
 }
 
-// stepLogs are the main containers' logs of a BulkLoad's step pods (retries included), by pod.
+// stepLogs are the main containers' logs of a BulkLoad's step pods (retries included), by pod
+// instance.
 func (c *logCapture) stepLogs(bulkLoad, step string) map[string]string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[string]string{}
-	for pod, node := range c.node {
+	for inst, node := range c.node {
 		if strings.HasPrefix(node, bulkLoad+"-") && stepOf(node) == step {
-			out[pod] = c.logs[pod+"/main"]
+			out[inst] = c.logs[inst+"/main"]
 		}
 	}
 	return out

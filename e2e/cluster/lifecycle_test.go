@@ -241,8 +241,14 @@ func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
 	setField(t, fb, faultsPrefix+"_SUCCESS", "spec", "source", "completion", "marker")
 	setField(t, fb, "Delete", "spec", "snapshot", "onDelete")
 	setField(t, fb, faultsFuseki, "spec", "serving", "name")
-	// one thread: a load long enough to interrupt after its parse checkpoint and to be scraped
+	// one thread at a third of a core: a load long enough to interrupt after its parse checkpoint
+	// and for Prometheus to scrape it while it parses
 	setField(t, fb, int64(1), "spec", "loader", "threads")
+	setField(t, fb, map[string]any{"requests": map[string]any{"cpu": "300m", "memory": "1Gi"},
+		"limits": map[string]any{"cpu": "300m", "memory": "2Gi"}}, "spec", "loader", "resources")
+	// and a slow fetch: MinIO goes away while it runs, Prometheus scrapes it
+	setField(t, fb, map[string]any{"requests": map[string]any{"cpu": "50m", "memory": "128Mi"},
+		"limits": map[string]any{"cpu": "50m", "memory": "256Mi"}}, "spec", "fetch", "resources")
 	fromFaults := time.Now()
 	s.createBulkLoad(ctx, fb)
 	// MinIO goes away while the fetch step runs: the step retries and completes, verified.
@@ -253,7 +259,7 @@ func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
 	s.waitLogLine(ctx, load.Name, `"phase":"parse","seconds"`)
 	s.deletePod(ctx, load.Name, "the loader's, after its parse checkpoint")
 	u := s.readyWith(ctx, faults, "", buildTimeout)
-	s.checkResumed(logs, load.Name)
+	s.checkResumed(logs, load)
 	s.checkFetchRecovered(logs, fetch.Name)
 	s.checkStatementsRose(ctx, faults, fromFaults)
 	s.compareWithJena(ctx, faultsFuseki, big)
@@ -270,7 +276,7 @@ func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
 		s.waitLogLine(ctx, load.Name, `"phase":"parse","seconds"`)
 		s.killLoader(load)
 		s.readyWith(ctx, faults, r, buildTimeout)
-		s.checkResumed(logs, load.Name)
+		s.checkResumed(logs, load)
 		s.compareWithJena(ctx, faultsFuseki, big)
 	} else {
 		t.Logf("E2E_NODE_LOCAL is not 1: the loader process is not SIGKILLed (the node is not this machine)")
@@ -278,7 +284,7 @@ func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
 
 	// --- 4b. A memory budget too small fails finally, with the numbers ---------------------------
 	pvcsBefore, served := s.pvcNames(ctx, faults), s.servingClaim(ctx, faultsFuseki)
-	s.patchBulkLoad(ctx, faults, map[string]any{"loader": map[string]any{"memoryBudget": "8Mi"}})
+	s.patchBulkLoad(ctx, faults, map[string]any{"loader": map[string]any{"memoryBudget": "64Mi"}})
 	u = s.waitBulkLoad(ctx, faults, "failing on the memory budget", buildTimeout, func(u *unstructured.Unstructured) bool {
 		return statusString(u, "phase") == "Failed"
 	})
@@ -373,23 +379,22 @@ func conditionMessage(u *unstructured.Unstructured, typ string) string {
 
 // checkResumed: after the load pod interrupted was stopped, another load pod of the same build
 // resumed from the checkpoint (the loader's "resuming" event) and finished.
-func (s *suite) checkResumed(logs *logCapture, interrupted string) {
+func (s *suite) checkResumed(logs *logCapture, interrupted *corev1.Pod) {
 	s.t.Helper()
 	var resumed string
 	all := logs.stepLogs(faults, "load")
 	for pod, log := range all {
-		if pod != interrupted && strings.Contains(log, `"event":"resuming"`) && strings.Contains(log, `"phase":"summary"`) {
+		if pod != instance(interrupted) && strings.Contains(log, `"event":"resuming"`) && strings.Contains(log, `"phase":"summary"`) {
 			resumed = pod
 		}
 	}
 	if resumed == "" {
-		s.t.Errorf("no load pod resumed after %s was interrupted; logs of %d load pods:\n%s", interrupted, len(all), tail(fmt.Sprint(all), 4000))
+		s.t.Errorf("no load pod resumed after %s was interrupted; logs of %d load pods:\n%s", interrupted.Name, len(all), tail(fmt.Sprint(all), 4000))
 		return
 	}
 	line := all[resumed][strings.Index(all[resumed], `"event":"resuming"`):]
-	s.t.Logf("load pod %s resumed after %s was interrupted: {%s", resumed, interrupted, line[:strings.Index(line, "\n")])
+	s.t.Logf("load pod %s resumed after %s was interrupted: {%s", resumed, instance(interrupted), line[:strings.Index(line, "\n")])
 }
-
 
 // rollback runs the README's rollback procedure (its first sh block under "Rollback") as written,
 // with kubectl in the test's namespace, for BulkLoad weekly; want is the revision the previous

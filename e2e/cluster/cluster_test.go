@@ -1006,21 +1006,8 @@ func (s *suite) queryFuseki(ctx context.Context, status map[string]any, nt, nq s
 	s.t.Logf("Fuseki serves the handed-off database: %d triples, %d quads (from %s, %s); status.load: %v", triples, quads,
 		filepath.Base(nt), filepath.Base(nq), load)
 	// The same probes as e2e-local, answered by Fuseki over Jena's own load of the same dumps.
-	if os.Getenv("E2E_COMPARE_WITH_JENA") == "0" {
-		s.t.Logf("E2E_COMPARE_WITH_JENA=0: answers not compared with Jena's own load")
-		return
-	}
-	cmd := exec.CommandContext(ctx, "python3", filepath.Join(repoRoot(s.t), "e2e", "local", "e2e_local.py"),
-		"compare-endpoint", "http://"+addr+"/ds/sparql", nt, nq)
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		s.t.Fatalf("SPARQL answers differ from Jena's own load (or the reference failed): %v\n%s", err, stderr)
-	}
-	s.t.Logf("every SPARQL probe equals Jena's own load: %s", strings.TrimSpace(string(out)))
+	stop()
+	s.compareWithJena(ctx, fusekiName, nt, nq)
 }
 
 func (s *suite) sparql(addr, q string) string {

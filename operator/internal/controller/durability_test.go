@@ -76,10 +76,7 @@ func TestTransientSnapshotErrorIsWaitedOut(t *testing.T) {
 	bl.Spec.Serving = nil
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
 	key := client.ObjectKeyFromObject(bl)
-	bl, wf := waitForWorkflow(t, key)
-	argoControllerStandIn{t: t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
-	snapKey := client.ObjectKey{Namespace: ns, Name: specs.SnapshotName(bl, bl.Status.SourceRevision)}
-	eventually(t, func(g Gomega) { g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed()) })
+	bl, snapKey := buildUntilSnapshot(t, key)
 	csiSnapshotterStandIn{t: t}.fail(snapKey, "rpc error: code = Unavailable desc = driver busy")
 
 	eventually(t, func(g Gomega) {
@@ -109,10 +106,7 @@ func TestSnapshotReadyTimeoutFailsTheBuild(t *testing.T) {
 	bl.Spec.Snapshot.ReadyTimeout = metav1.Duration{Duration: 3 * time.Second}
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
 	key := client.ObjectKeyFromObject(bl)
-	bl, wf := waitForWorkflow(t, key)
-	argoControllerStandIn{t: t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
-	snapKey := client.ObjectKey{Namespace: ns, Name: specs.SnapshotName(bl, bl.Status.SourceRevision)}
-	eventually(t, func(g Gomega) { g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed()) })
+	bl, snapKey := buildUntilSnapshot(t, key)
 	csiSnapshotterStandIn{t: t}.fail(snapKey, "driver does not support snapshots of this volume")
 
 	eventually(t, func(g Gomega) {

@@ -356,16 +356,24 @@ const sampleReport = `{"triples": 1000, "quads": 24, "rejects": 3, "duration_sec
 
 // completeBuild drives the BulkLoad's current build to the end as Argo and the CSI
 // snapshotter would, and waits until it is Ready with the build's revision.
-func completeBuild(t *testing.T, key client.ObjectKey) *rdfv1.BulkLoad {
+// buildUntilSnapshot lets the BulkLoad's build workflow succeed and waits for the
+// VolumeSnapshot the controller then creates; returns the BulkLoad as it was when its
+// workflow appeared, and the snapshot's key.
+func buildUntilSnapshot(t *testing.T, key client.ObjectKey) (*rdfv1.BulkLoad, client.ObjectKey) {
 	t.Helper()
 	bl, wf := waitForWorkflow(t, key)
-	rev := bl.Status.SourceRevision
-	argo := argoControllerStandIn{t: t}
-	argo.succeed(client.ObjectKeyFromObject(wf), sampleReport)
-	snapKey := client.ObjectKey{Namespace: key.Namespace, Name: specs.SnapshotName(bl, rev)}
+	argoControllerStandIn{t: t}.succeed(client.ObjectKeyFromObject(wf), sampleReport)
+	snapKey := client.ObjectKey{Namespace: key.Namespace, Name: specs.SnapshotName(bl, bl.Status.SourceRevision)}
 	eventually(t, func(g Gomega) {
 		g.Expect(k8s.Get(ctx, snapKey, &snapv1.VolumeSnapshot{})).To(Succeed())
 	})
+	return bl, snapKey
+}
+
+func completeBuild(t *testing.T, key client.ObjectKey) *rdfv1.BulkLoad {
+	t.Helper()
+	bl, snapKey := buildUntilSnapshot(t, key)
+	rev := bl.Status.SourceRevision
 	csiSnapshotterStandIn{t: t}.ready(snapKey, "12Gi")
 	eventually(t, func(g Gomega) {
 		bl = getBulkLoad(g, key)

@@ -594,11 +594,7 @@ func (s *suite) followStepPods(ctx context.Context) {
 					continue
 				}
 				seen[p.Name] = true
-				step := p.Annotations["workflows.argoproj.io/node-name"]
-				step = step[strings.LastIndex(step, ".")+1:]
-				if i := strings.Index(step, "("); i >= 0 { // retries are named load(1)
-					step = step[:i]
-				}
+				step := stepOf(p.Annotations["workflows.argoproj.io/node-name"])
 				wg.Add(1)
 				go func(pod, step string) { defer wg.Done(); s.followLog(ctx, pod, step) }(p.Name, step)
 				if step == "load" {

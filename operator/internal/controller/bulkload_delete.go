@@ -6,7 +6,6 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -100,15 +99,7 @@ func (r *BulkLoadReconciler) servedClaim(ctx context.Context, bl *rdfv1.BulkLoad
 		return "", nil
 	}
 	key := client.ObjectKey{Namespace: bl.Namespace, Name: sv.Name}
-	var tmpl *corev1.PodTemplateSpec
-	var obj client.Object
-	if sv.Kind == rdfv1.WorkloadStatefulSet {
-		sts := &appsv1.StatefulSet{}
-		obj, tmpl = sts, &sts.Spec.Template
-	} else {
-		d := &appsv1.Deployment{}
-		obj, tmpl = d, &d.Spec.Template
-	}
+	obj, tmpl := emptyWorkload(sv)
 	if err := r.APIReader.Get(ctx, key, obj); err != nil {
 		if ignoreNotFound(err) == nil {
 			return "", nil

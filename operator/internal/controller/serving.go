@@ -83,15 +83,7 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 	rev := vs.Annotations[specs.AnnotationRevision]
 	claim := specs.ServingClaim(bl, rev, vs.Status.RestoreSize, vs.Annotations[specs.AnnotationSourceNode])
 
-	var obj client.Object
-	var tmpl *corev1.PodTemplateSpec
-	if sv.Kind == rdfv1.WorkloadStatefulSet {
-		sts := &appsv1.StatefulSet{}
-		obj, tmpl = sts, &sts.Spec.Template
-	} else {
-		d := &appsv1.Deployment{}
-		obj, tmpl = d, &d.Spec.Template
-	}
+	obj, tmpl := emptyWorkload(sv)
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: sv.Name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			// The workload is watched: its creation brings the BulkLoad back.
@@ -235,4 +227,15 @@ func (r *BulkLoadReconciler) buildNode(ctx context.Context, bl *rdfv1.BulkLoad, 
 		return "", fmt.Errorf("cannot read the persistent volume %s of %s: %w", pvc.Spec.VolumeName, pvc.Name, err)
 	}
 	return specs.NodeBound(pv, node), nil
+}
+
+// emptyWorkload is an empty object of the serving workload's kind to read it into, and its pod
+// template.
+func emptyWorkload(sv *rdfv1.ServingSpec) (client.Object, *corev1.PodTemplateSpec) {
+	if sv.Kind == rdfv1.WorkloadStatefulSet {
+		sts := &appsv1.StatefulSet{}
+		return sts, &sts.Spec.Template
+	}
+	d := &appsv1.Deployment{}
+	return d, &d.Spec.Template
 }

@@ -100,10 +100,14 @@ fuzz_target!(|input: &[u8]| {
         return;
     }
 
-    let Some(&[members, cut_hi, cut_lo, cut_flags]) = rest.get(..4).map(|h| <&[u8; 4]>::try_from(h).expect("4 bytes")) else { return };
+    let Some(&[members, cut_hi, cut_lo, cut_flags]) = rest.get(..4).map(|h| <&[u8; 4]>::try_from(h).expect("4 bytes"))
+    else {
+        return;
+    };
     let body = &rest[4..];
     let members = 1 + usize::from(members % 3);
-    let parts: Vec<&[u8]> = (0..members).map(|i| &body[body.len() * i / members..body.len() * (i + 1) / members]).collect();
+    let parts: Vec<&[u8]> =
+        (0..members).map(|i| &body[body.len() * i / members..body.len() * (i + 1) / members]).collect();
     let mut stream = Vec::new();
     let mut last_start = 0;
     for part in &parts {
@@ -118,7 +122,11 @@ fuzz_target!(|input: &[u8]| {
         let cut = last_start + 1 + usize::from(u16::from_be_bytes([cut_hi, cut_lo])) % (last_len - 1);
         stream.truncate(cut);
         if let Ok(short) = read_decompressed(stream, codec) {
-            panic!("{codec:?}: cut at {cut} of {} bytes, read {} bytes without an error", last_start + last_len, short.len());
+            panic!(
+                "{codec:?}: cut at {cut} of {} bytes, read {} bytes without an error",
+                last_start + last_len,
+                short.len()
+            );
         }
     }
 });

@@ -43,7 +43,11 @@ fuzz_target!(|input: &[u8]| {
     };
 
     // Lines as Turtle counts them: LF, CRLF or a lone CR ends one.
-    let lines = 1 + data.iter().enumerate().filter(|&(i, &b)| b == b'\n' || b == b'\r' && data.get(i + 1) != Some(&b'\n')).count() as u64;
+    let lines = 1 + data
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'\n' || b == b'\r' && data.get(i + 1) != Some(&b'\n'))
+        .count() as u64;
     // (Not necessarily in input order: oxttl reports a string that runs past its line at
     // the string's start, after errors it met further on.)
     for r in &rejects {

@@ -70,7 +70,8 @@ impl TreeCase {
             // give or take a leaf, then give or take a few records.
             _ => {
                 let (mut j, mut m) = (1 + (param % 4) as u32, 1 + (param >> 2) % 3);
-                let fits = |j: u32, m: u64| max_ptr.saturating_pow(j).saturating_mul(m).saturating_mul(leaf_cap) < MAX_RECORDS;
+                let fits =
+                    |j: u32, m: u64| max_ptr.saturating_pow(j).saturating_mul(m).saturating_mul(leaf_cap) < MAX_RECORDS;
                 while j > 1 && !fits(j, m) {
                     j -= 1;
                 }
@@ -78,7 +79,11 @@ impl TreeCase {
                     m -= 1;
                 }
                 // Real blocks: no branch level fills within MAX_RECORDS; many leaves instead.
-                let leaves = if fits(j, m) { max_ptr.saturating_pow(j).saturating_mul(m) } else { MAX_RECORDS / leaf_cap - param % 16 };
+                let leaves = if fits(j, m) {
+                    max_ptr.saturating_pow(j).saturating_mul(m)
+                } else {
+                    MAX_RECORDS / leaf_cap - param % 16
+                };
                 let leaves = leaves as i64 + ((param >> 4) % 3) as i64 - 1;
                 leaves * leaf_cap as i64 + offset % 4
             }

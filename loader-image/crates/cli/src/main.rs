@@ -3,9 +3,9 @@
 use std::io::{IsTerminal, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use bulkload_pipeline::plan::{detect_inputs, plan};
@@ -217,7 +217,11 @@ fn main() -> ExitCode {
             };
             // A closed stdout (`| head`) is not an error of the plan.
             let mut out = std::io::stdout();
-            let _ = if json || !out.is_terminal() { writeln!(out, "{}", p.to_json()) } else { write!(out, "{}", p.to_text()) };
+            let _ = if json || !out.is_terminal() {
+                writeln!(out, "{}", p.to_json())
+            } else {
+                write!(out, "{}", p.to_text())
+            };
             match p.refusal() {
                 Some(e) => fail(&e), // exit 5, with the numbers
                 None => ExitCode::SUCCESS,

@@ -24,8 +24,12 @@ fn budget_and_threads_do_not_change_the_database() {
     load(&reference, &one, &["--threads", "1"]);
     let spilled = tmp.path().join("spilled");
     load(&spilled, &one, &["--threads", "4", "--memory", "180M"]);
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(spilled.join("bulkload-report.json")).unwrap()).unwrap();
-    assert!(report["dictionary_spilled_terms"].as_u64().unwrap() > 0, "the small budget made the dictionary spill: {report}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(spilled.join("bulkload-report.json")).unwrap()).unwrap();
+    assert!(
+        report["dictionary_spilled_terms"].as_u64().unwrap() > 0,
+        "the small budget made the dictionary spill: {report}"
+    );
     let again = tmp.path().join("again");
     load(&again, &one, &["--threads", "3"]);
     let r = data_files(&reference);
@@ -80,7 +84,11 @@ fn failures_use_the_documented_exit_codes_and_leave_nothing() {
     assert!(err.contains("truncated or corrupt"), "{err}");
 
     assert!(!db.exists(), "a failed load left something at --loc");
-    let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().starts_with(".db")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".db"))
+        .collect();
     assert!(leftovers.is_empty(), "temporary build or spill directories left: {leftovers:?}");
 
     run(&db, &[], &good);
@@ -103,6 +111,10 @@ fn sigterm_stops_cleanly_with_exit_code_6() {
     assert!(!db.exists());
     // What was kept (a checkpoint of the work done) lets the same command finish the job.
     load(&db, &files, &[]);
-    let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().starts_with(".db")).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".db"))
+        .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }

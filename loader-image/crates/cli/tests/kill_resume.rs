@@ -22,7 +22,12 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
     let mut f = std::fs::File::create(&ttl).unwrap();
     writeln!(f, "@prefix ex: <http://example.org/> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .").unwrap();
     for i in 0..3000 {
-        writeln!(f, "ex:t{i} a ex:Class{} ; ex:label \"turtle {i}\"@en ; ex:n {i} ; ex:knows [ ex:name \"anon {i}\" ] .", i % 7).unwrap();
+        writeln!(
+            f,
+            "ex:t{i} a ex:Class{} ; ex:label \"turtle {i}\"@en ; ex:n {i} ; ex:knows [ ex:name \"anon {i}\" ] .",
+            i % 7
+        )
+        .unwrap();
     }
     files.push(ttl);
     files
@@ -111,7 +116,9 @@ impl Fixture {
             assert_eq!(r[k], self.reference_report[k], "{context}: report field {k}");
         }
         let name = db.file_name().unwrap().to_string_lossy().into_owned();
-        for leftover in [format!(".{name}.building"), format!(".{name}.spill"), format!(".{name}.old"), format!(".{name}.lock")] {
+        for leftover in
+            [format!(".{name}.building"), format!(".{name}.spill"), format!(".{name}.old"), format!(".{name}.lock")]
+        {
             assert!(!db.with_file_name(&leftover).exists(), "{context}: {leftover} left after success");
         }
     }
@@ -134,7 +141,10 @@ impl Fixture {
         );
         if db.exists() {
             // Only ever a complete database: the old one (before the swap) or the new one.
-            assert!(db.join("Data-0001").join("SPO.dat").exists() && db.join("bulkload-report.json").exists(), "{case}: incomplete directory at --loc");
+            assert!(
+                db.join("Data-0001").join("SPO.dat").exists() && db.join("bulkload-report.json").exists(),
+                "{case}: incomplete directory at --loc"
+            );
             if matches!(expect, Resume::Complete) {
                 assert_eq!(data_files(&db), self.reference, "{case}: the renamed database is not complete");
             }
@@ -332,7 +342,12 @@ fn killed_mid_parse_resumes_from_a_partial_checkpoint() {
             if i % 997 == 0 {
                 writeln!(w, "<http://example.org/bad/{part}/{i}> <http://example.org/p> \"unterminated .").unwrap();
             } else {
-                writeln!(w, "<http://example.org/ok/{part}/{i}> <http://example.org/p> \"v {i} {}\" .", "x".repeat(200)).unwrap();
+                writeln!(
+                    w,
+                    "<http://example.org/ok/{part}/{i}> <http://example.org/p> \"v {i} {}\" .",
+                    "x".repeat(200)
+                )
+                .unwrap();
             }
         }
         files.push(p);
@@ -352,7 +367,12 @@ fn killed_mid_parse_resumes_from_a_partial_checkpoint() {
         assert_eq!(report(&db)[k], report(&reference)[k], "{k}");
     }
     assert_eq!(report(&db)["rejects"], 62);
-    let rejects = |db: &Path| std::fs::read_to_string(db.with_file_name(format!("{}.rejects.jsonl", db.file_name().unwrap().to_string_lossy()))).unwrap();
+    let rejects = |db: &Path| {
+        std::fs::read_to_string(
+            db.with_file_name(format!("{}.rejects.jsonl", db.file_name().unwrap().to_string_lossy())),
+        )
+        .unwrap()
+    };
     assert_eq!(rejects(&db), rejects(&reference), "the rejects file");
 }
 

@@ -42,7 +42,11 @@ fn json(path: &Path) -> serde_json::Value {
 
 /// What a load leaves beside the database besides it (work, build, lock directories).
 fn leftovers(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with(".db")).collect()
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".db"))
+        .collect()
 }
 
 #[test]
@@ -56,7 +60,10 @@ fn rerun_of_a_finished_load_exits_0_and_touches_nothing() {
     assert_eq!(code, Some(0), "{err}");
     let built = json(&copy);
     assert_eq!(built["already_complete"], false, "{built}");
-    assert!(built["identity"]["inputs"].as_array().is_some_and(|i| i.len() == 2), "the report records the load's identity: {built}");
+    assert!(
+        built["identity"]["inputs"].as_array().is_some_and(|i| i.len() == 2),
+        "the report records the load's identity: {built}"
+    );
     std::fs::remove_file(&copy).unwrap();
     let before = snapshot(&db);
     // Threads and memory do not change the database: still the same load.
@@ -64,7 +71,8 @@ fn rerun_of_a_finished_load_exits_0_and_touches_nothing() {
     assert_eq!(code, Some(0), "a rerun of a finished load succeeds: {err}");
     assert!(err.contains("already holds this load"), "the human line says so: {err}");
     assert!(err.contains("\"event\":\"already_complete\""), "{err}");
-    let summary = err.lines().find(|l| l.contains("\"phase\":\"summary\"")).unwrap_or_else(|| panic!("no summary line: {err}"));
+    let summary =
+        err.lines().find(|l| l.contains("\"phase\":\"summary\"")).unwrap_or_else(|| panic!("no summary line: {err}"));
     let summary: serde_json::Value = serde_json::from_str(summary).unwrap();
     assert_eq!((&summary["result"], &summary["already_complete"]), (&"ok".into(), &true.into()), "{summary}");
     let again = json(&copy);

@@ -37,7 +37,13 @@ impl SpillDir {
     }
 
     fn at(path: PathBuf, next: u64) -> SpillDir {
-        SpillDir { path, next: AtomicU64::new(next), bytes: AtomicU64::new(0), peak: AtomicU64::new(0), preserve: AtomicBool::new(false) }
+        SpillDir {
+            path,
+            next: AtomicU64::new(next),
+            bytes: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+            preserve: AtomicBool::new(false),
+        }
     }
 
     /// Opens `<parent>/<name>` as left by an earlier run, keeping the files named in
@@ -60,13 +66,18 @@ impl SpillDir {
                 continue;
             }
             bytes += e.metadata()?.len();
-            if let Some(n) = name.strip_suffix(".run").and_then(|s| s.rsplit('-').next()).and_then(|n| n.parse::<u64>().ok()) {
+            if let Some(n) =
+                name.strip_suffix(".run").and_then(|s| s.rsplit('-').next()).and_then(|n| n.parse::<u64>().ok())
+            {
                 next = next.max(n + 1);
             }
         }
         for k in keep {
             if !path.join(k).exists() {
-                return Err(io::Error::new(io::ErrorKind::NotFound, format!("work file {} is missing", path.join(k).display())));
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("work file {} is missing", path.join(k).display()),
+                ));
             }
         }
         let dir = SpillDir::at(path, next);
@@ -240,7 +251,13 @@ pub struct TupleSorter<const N: usize> {
 
 impl<const N: usize> TupleSorter<N> {
     pub fn new(spill: Arc<SpillDir>, tag: &str, max_in_memory: usize) -> Self {
-        TupleSorter { buf: Vec::new(), max_in_memory: max_in_memory.max(1024), runs: Vec::new(), spill, tag: tag.to_string() }
+        TupleSorter {
+            buf: Vec::new(),
+            max_in_memory: max_in_memory.max(1024),
+            runs: Vec::new(),
+            spill,
+            tag: tag.to_string(),
+        }
     }
 
     pub fn push(&mut self, t: [u64; N]) -> io::Result<()> {
@@ -301,7 +318,11 @@ impl<const N: usize> TupleSorter<N> {
 
 enum SortedInner<const N: usize> {
     Memory(std::vec::IntoIter<[u64; N]>),
-    Merge { heap: BinaryHeap<Reverse<([u64; N], usize)>>, readers: Vec<codec::TupleReader<BufReader<File>, N>>, _runs: Vec<Run> },
+    Merge {
+        heap: BinaryHeap<Reverse<([u64; N], usize)>>,
+        readers: Vec<codec::TupleReader<BufReader<File>, N>>,
+        _runs: Vec<Run>,
+    },
 }
 
 /// Unique tuples in ascending order.
@@ -348,7 +369,9 @@ mod tests {
     fn codec_roundtrips_any_tuples() {
         let mut seed = 3;
         let tuples: Vec<[u64; 4]> = (0..10_000)
-            .map(|i| [i / 100, lcg(&mut seed) >> (i % 64), if i % 7 == 0 { u64::MAX } else { 0 }, lcg(&mut seed) | (1 << 63)])
+            .map(|i| {
+                [i / 100, lcg(&mut seed) >> (i % 64), if i % 7 == 0 { u64::MAX } else { 0 }, lcg(&mut seed) | (1 << 63)]
+            })
             .collect();
         let mut w = codec::TupleWriter::<_, 4>::new(Vec::new());
         for t in &tuples {

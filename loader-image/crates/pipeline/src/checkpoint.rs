@@ -111,8 +111,12 @@ impl BuildIdentity {
                 ("--base", i.base.clone().unwrap_or_else(|| "(none)".into())),
             ]
         };
-        let changed: Vec<String> =
-            fields(self).into_iter().zip(fields(now)).filter(|(a, b)| a.1 != b.1).map(|((name, a), (_, b))| format!("{name} {a} → {b}")).collect();
+        let changed: Vec<String> = fields(self)
+            .into_iter()
+            .zip(fields(now))
+            .filter(|(a, b)| a.1 != b.1)
+            .map(|((name, a), (_, b))| format!("{name} {a} → {b}"))
+            .collect();
         if !changed.is_empty() {
             return Some(format!("the options differ ({})", changed.join(", ")));
         }
@@ -294,7 +298,9 @@ impl Checkpoint {
     /// Reads the checkpoint in `work_dir`, if there is one.
     pub fn read(work_dir: &Path) -> io::Result<Option<Checkpoint>> {
         match fs::read(work_dir.join(CHECKPOINT_FILE)) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e)),
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }

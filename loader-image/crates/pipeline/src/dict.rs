@@ -277,7 +277,11 @@ impl Dictionary {
                 }
                 Ok(ShardState {
                     ids: sh.base + sh.len() as u64,
-                    runs: sh.runs.iter().map(|r| r.file_name().expect("run file").to_string_lossy().into_owned()).collect(),
+                    runs: sh
+                        .runs
+                        .iter()
+                        .map(|r| r.file_name().expect("run file").to_string_lossy().into_owned())
+                        .collect(),
                 })
             })
             .collect()
@@ -287,7 +291,10 @@ impl Dictionary {
     /// (when parsing resumes) get ids after them, within `budget`.
     pub fn restore(shards: &[ShardState], budget: u64, spill: Arc<SpillDir>) -> io::Result<Dictionary> {
         if shards.len() != SHARDS {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, format!("checkpoint has {} dictionary shards, not {SHARDS}", shards.len())));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("checkpoint has {} dictionary shards, not {SHARDS}", shards.len()),
+            ));
         }
         let d = Dictionary::new(budget, spill);
         for (m, st) in d.shards.iter().zip(shards) {
@@ -310,10 +317,13 @@ impl Dictionary {
 
     /// Provisional ids handed out (distinct terms, counting a term again after a spill).
     pub fn ids_assigned(&self) -> u64 {
-        self.shards.iter().map(|s| {
-            let s = s.lock().expect("shard");
-            s.base + s.len() as u64
-        }).sum()
+        self.shards
+            .iter()
+            .map(|s| {
+                let s = s.lock().expect("shard");
+                s.base + s.len() as u64
+            })
+            .sum()
     }
 
     /// Consumes the dictionary into a stream of its terms in MD5-key order (the node
@@ -506,7 +516,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let spill = SpillDir::create(tmp.path(), "s").unwrap();
         let d = Dictionary::new(budget, spill.clone());
-        let words: Vec<String> = (0..90_000).map(|i| format!("term-{}-{}", i % 30_000, "x".repeat(100 + i % 40))).collect();
+        let words: Vec<String> =
+            (0..90_000).map(|i| format!("term-{}-{}", i % 30_000, "x".repeat(100 + i % 40))).collect();
         let mut ids = Vec::new();
         for w in &words {
             ids.push(d.intern(w.as_bytes(), || key(w.as_bytes())).unwrap());
@@ -571,7 +582,11 @@ mod tests {
         assert_eq!(state.iter().map(|s| s.ids).sum::<u64>(), 7_000);
         assert_eq!(d.intern(b"w5", || key(b"w5")).unwrap(), ids[5], "a persisted term keeps its id");
         let before = d.persist().unwrap();
-        assert_eq!(before.iter().map(|s| s.runs.len()).sum::<usize>(), state.iter().map(|s| s.runs.len()).sum::<usize>(), "nothing new, no new run");
+        assert_eq!(
+            before.iter().map(|s| s.runs.len()).sum::<usize>(),
+            state.iter().map(|s| s.runs.len()).sum::<usize>(),
+            "nothing new, no new run"
+        );
         // The load dies; the resumed one starts from the persisted state.
         drop(d);
         let d = Dictionary::restore(&state, 1 << 30, spill.clone()).unwrap();

@@ -212,7 +212,11 @@ fn valid(t: &TermSlice<'_>) -> bool {
 
 impl<'d> FastEncoder<'d> {
     pub fn new(dict: &'d Dictionary) -> Self {
-        FastEncoder { dict, slots: Default::default(), cache: (0..CACHE_SLOTS).map(|_| CachedTerm::default()).collect() }
+        FastEncoder {
+            dict,
+            slots: Default::default(),
+            cache: (0..CACHE_SLOTS).map(|_| CachedTerm::default()).collect(),
+        }
     }
 
     fn prepare(&mut self, k: usize, t: &TermSlice<'_>, scope: &mut BlankScope) {
@@ -255,7 +259,12 @@ impl<'d> FastEncoder<'d> {
     /// Encodes a statement, or `None` when a new term fails validation (the caller then
     /// lets the full parser report the line). Nothing is interned in that case.
     /// `quad_syntax`: the line is N-Quads (see [`DEFAULT_GRAPH_NODE`]).
-    pub fn statement(&mut self, st: &FastStatement<'_>, scope: &mut BlankScope, quad_syntax: bool) -> io::Result<Option<Encoded>> {
+    pub fn statement(
+        &mut self,
+        st: &FastStatement<'_>,
+        scope: &mut BlankScope,
+        quad_syntax: bool,
+    ) -> io::Result<Option<Encoded>> {
         let default_graph = match st.graph {
             None => true,
             Some(TermSlice::Iri(g)) => DEFAULT_GRAPH_IRIS.contains(&g),

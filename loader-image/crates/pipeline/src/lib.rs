@@ -5,12 +5,12 @@
 pub mod checkpoint;
 pub mod dict;
 pub mod encode;
-pub mod failpoint;
 mod error;
+pub mod failpoint;
 mod input;
 pub mod load;
-mod parse;
 pub mod metrics;
+mod parse;
 pub mod plan;
 pub mod progress;
 mod progress_bar;

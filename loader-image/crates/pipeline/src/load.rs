@@ -16,15 +16,16 @@ use tdb2::term::{decode_term, DecodedTerm};
 use tdb2::{PackedTreeWriter, TreeParams, GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
 
 use crate::checkpoint::{
-    sync_dir, sync_files, BuildIdentity, Checkpoint, IdStatsState, IndexState, InputIdentity, NodesState, PartialParse, CHECKPOINT_FILE,
+    sync_dir, sync_files, BuildIdentity, Checkpoint, IdStatsState, IndexState, InputIdentity, NodesState, PartialParse,
+    CHECKPOINT_FILE,
 };
 use crate::dict::{Dictionary, Remap, TermMerge};
-use crate::failpoint::crash_point;
-use crate::tuples::Logged;
 use crate::error::LoadError;
-use crate::progress::{Monitor, MonitorOptions, Progress};
+use crate::failpoint::crash_point;
 use crate::parse::{parse_phase, PartialCheckpoints, CHUNK_BYTES};
+use crate::progress::{Monitor, MonitorOptions, Progress};
 use crate::report::{PhaseReport, Report};
+use crate::tuples::Logged;
 
 /// What to do with a statement the parser rejects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,7 +166,8 @@ struct Places {
 impl Places {
     fn of(opts: &LoadOptions) -> Places {
         let building = sibling(&opts.loc, "building");
-        let work_parent = opts.tmpdir.clone().unwrap_or_else(|| building.parent().unwrap_or(Path::new(".")).to_path_buf());
+        let work_parent =
+            opts.tmpdir.clone().unwrap_or_else(|| building.parent().unwrap_or(Path::new(".")).to_path_buf());
         let work_name = format!(
             ".{}.spill",
             opts.loc.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "db".into())
@@ -180,7 +182,10 @@ impl Places {
 fn identity(opts: &LoadOptions, files: &[InputFile], rejects_path: &Path) -> Result<BuildIdentity, LoadError> {
     let mut inputs = Vec::with_capacity(files.len());
     for f in files {
-        inputs.push(InputIdentity::of(&f.path).map_err(|e| LoadError::InputMissing { path: f.path.clone(), message: e.to_string() })?);
+        inputs.push(
+            InputIdentity::of(&f.path)
+                .map_err(|e| LoadError::InputMissing { path: f.path.clone(), message: e.to_string() })?,
+        );
     }
     Ok(BuildIdentity {
         loader_version: env!("CARGO_PKG_VERSION").into(),
@@ -195,7 +200,12 @@ fn identity(opts: &LoadOptions, files: &[InputFile], rejects_path: &Path) -> Res
 
 /// The checkpoint an earlier run of this same load left, if any; a checkpoint of another
 /// load (changed inputs or options) is reported and discarded.
-fn checkpoint_to_resume(opts: &LoadOptions, places: &Places, identity: &BuildIdentity, progress: &Progress) -> Option<Checkpoint> {
+fn checkpoint_to_resume(
+    opts: &LoadOptions,
+    places: &Places,
+    identity: &BuildIdentity,
+    progress: &Progress,
+) -> Option<Checkpoint> {
     let work = places.work_dir();
     let cp = match Checkpoint::read(&work) {
         Ok(Some(cp)) => cp,
@@ -206,19 +216,39 @@ fn checkpoint_to_resume(opts: &LoadOptions, places: &Places, identity: &BuildIde
         }
     };
     if opts.fresh {
-        log_event(progress, "checkpoint_discarded", &work, &format!("--fresh: not resuming after {}; starting over", cp.last_step()));
+        log_event(
+            progress,
+            "checkpoint_discarded",
+            &work,
+            &format!("--fresh: not resuming after {}; starting over", cp.last_step()),
+        );
         return None;
     }
     if let Some(why) = cp.identity.difference(identity) {
-        log_event(progress, "checkpoint_discarded", &work, &format!("the checkpoint after {} is for another load: {why}; starting over", cp.last_step()));
+        log_event(
+            progress,
+            "checkpoint_discarded",
+            &work,
+            &format!("the checkpoint after {} is for another load: {why}; starting over", cp.last_step()),
+        );
         return None;
     }
     if cp.building != places.building.display().to_string() {
-        log_event(progress, "checkpoint_discarded", &work, "the checkpoint names another build directory; starting over");
+        log_event(
+            progress,
+            "checkpoint_discarded",
+            &work,
+            "the checkpoint names another build directory; starting over",
+        );
         return None;
     }
     if cp.nodes.is_some() && !places.gen_dir.is_dir() && !(cp.finished && opts.loc.is_dir()) {
-        log_event(progress, "checkpoint_discarded", &work, &format!("{} is gone; starting over", places.building.display()));
+        log_event(
+            progress,
+            "checkpoint_discarded",
+            &work,
+            &format!("{} is gone; starting over", places.building.display()),
+        );
         return None;
     }
     Some(cp)
@@ -231,8 +261,11 @@ fn checkpoint_to_resume(opts: &LoadOptions, places: &Places, identity: &BuildIde
 /// against a directory put together by other means.
 fn complete_database(loc: &Path) -> Result<Report, String> {
     let bytes = fs::read(loc.join(REPORT_FILE)).map_err(|e| format!("no readable {REPORT_FILE}: {e}"))?;
-    let report: Report = serde_json::from_slice(&bytes).map_err(|e| format!("{REPORT_FILE} is not a build report: {e}"))?;
-    let trees = std::iter::once("nodes").chain(TRIPLE_INDEXES.iter().map(|(n, _)| *n)).chain(QUAD_INDEXES.iter().map(|(n, _)| *n));
+    let report: Report =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{REPORT_FILE} is not a build report: {e}"))?;
+    let trees = std::iter::once("nodes")
+        .chain(TRIPLE_INDEXES.iter().map(|(n, _)| *n))
+        .chain(QUAD_INDEXES.iter().map(|(n, _)| *n));
     let mut names: Vec<String> = trees.flat_map(|t| ["dat", "idn", "bpt"].map(|ext| format!("{t}.{ext}"))).collect();
     names.extend(["nodes-data.obj", "stats.opt", "journal.jrnl"].map(String::from));
     let gen_dir = loc.join(GENERATION_DIR);
@@ -245,7 +278,14 @@ fn complete_database(loc: &Path) -> Result<Report, String> {
 /// Ends a run that found this load complete at --loc (`report` is the one in the database,
 /// which stays untouched): says so, removes what a run killed after the rename left of
 /// this load, and writes the `--report` copy with `already_complete`.
-fn already_complete(opts: &LoadOptions, places: &Places, identity: &BuildIdentity, mut report: Report, progress: &Progress, why: &str) -> Result<Report, LoadError> {
+fn already_complete(
+    opts: &LoadOptions,
+    places: &Places,
+    identity: &BuildIdentity,
+    mut report: Report,
+    progress: &Progress,
+    why: &str,
+) -> Result<Report, LoadError> {
     log_event(progress, "already_complete", &opts.loc, &format!("{why}; the database is complete, nothing to do"));
     progress.already_complete.store(true, Ordering::Relaxed);
     let _ = fs::remove_dir_all(sibling(&opts.loc, "old"));
@@ -258,7 +298,8 @@ fn already_complete(opts: &LoadOptions, places: &Places, identity: &BuildIdentit
     if ours {
         for dir in [&work, &places.building] {
             if dir.exists() {
-                fs::remove_dir_all(dir).map_err(|e| LoadError::from_output_io("removing the work of a finished load", e))?;
+                fs::remove_dir_all(dir)
+                    .map_err(|e| LoadError::from_output_io("removing the work of a finished load", e))?;
             }
         }
     }
@@ -284,9 +325,17 @@ impl LoadLock {
         use std::os::unix::fs::MetadataExt;
         let path = places.work_parent.join(format!("{}.lock", places.work_name.trim_end_matches(".spill")));
         let busy = || {
-            LoadError::Transient(format!("another load of this database is running (it holds {}); try again when it has ended", path.display()))
+            LoadError::Transient(format!(
+                "another load of this database is running (it holds {}); try again when it has ended",
+                path.display()
+            ))
         };
-        let file = File::options().create(true).truncate(false).write(true).open(&path).map_err(|e| LoadError::from_output_io("creating the lock file", e))?;
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| LoadError::from_output_io("creating the lock file", e))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => return Err(busy()),
@@ -396,7 +445,8 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
     // Read up front: a bad --source-report must not cost a whole load.
     let source = match &opts.source_report {
         Some(p) => {
-            let text = fs::read_to_string(p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?;
+            let text = fs::read_to_string(p)
+                .map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?;
             Some(serde_json::from_str(&text).map_err(|e| LoadError::Usage(format!("{}: not JSON: {e}", p.display())))?)
         }
         None => None,
@@ -418,15 +468,18 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
                 // Nothing in the build directory is checkpointed yet.
                 let _ = fs::remove_dir_all(&places.building);
             }
-            fs::create_dir_all(&places.gen_dir).map_err(|e| LoadError::from_output_io("creating the build directory", e))?;
+            fs::create_dir_all(&places.gen_dir)
+                .map_err(|e| LoadError::from_output_io("creating the build directory", e))?;
             (cp, spill)
         }
         None => {
             // Build under a temporary name beside the target; rename into place only when complete.
             if places.building.exists() {
-                fs::remove_dir_all(&places.building).map_err(|e| LoadError::from_output_io("removing a stale build", e))?;
+                fs::remove_dir_all(&places.building)
+                    .map_err(|e| LoadError::from_output_io("removing a stale build", e))?;
             }
-            fs::create_dir_all(&places.gen_dir).map_err(|e| LoadError::from_output_io("creating the build directory", e))?;
+            fs::create_dir_all(&places.gen_dir)
+                .map_err(|e| LoadError::from_output_io("creating the build directory", e))?;
             let spill = SpillDir::create(&places.work_parent, &places.work_name)
                 .map_err(|e| LoadError::from_output_io("creating the work directory", e))?;
             (Checkpoint::new(identity, &places.building), spill)
@@ -482,7 +535,8 @@ fn build(
         // Killed between the last checkpoint and the rename: the database is complete.
         let report_file = places.building.join(REPORT_FILE);
         let json = fs::read(&report_file).map_err(|e| LoadError::from_output_io("reading the build report", e))?;
-        let mut report: Report = serde_json::from_slice(&json).map_err(|e| LoadError::Internal(format!("build report: {e}")))?;
+        let mut report: Report =
+            serde_json::from_slice(&json).map_err(|e| LoadError::Internal(format!("build report: {e}")))?;
         report.resumed_after = resumed_after;
         let json = serde_json::to_string_pretty(&report).map_err(|e| LoadError::Internal(e.to_string()))?;
         fs::write(&report_file, &json)
@@ -514,7 +568,8 @@ fn build(
                 c.parse_partial = Some(partial);
                 save(&c)
             };
-            let partial = PartialCheckpoints { resumed: &resumed, every: opts.checkpoint_interval, save: &save_partial };
+            let partial =
+                PartialCheckpoints { resumed: &resumed, every: opts.checkpoint_interval, save: &save_partial };
             let mut p = parse_phase(opts, files, spill, &plan, rejects_path, &progress, partial)?;
             p.seconds = timer.lap("parse");
             cp.parse = Some(p.clone());
@@ -537,16 +592,28 @@ fn build(
             (n, None)
         }
         None => {
-            let dict = Dictionary::restore(&parse.dictionary, 0, spill.clone()).map_err(|e| LoadError::Internal(e.to_string()))?;
-            let (mut merge, mut remap) = dict.into_merge().map_err(|e| LoadError::from_output_io("merging the dictionary", e))?;
+            let dict = Dictionary::restore(&parse.dictionary, 0, spill.clone())
+                .map_err(|e| LoadError::Internal(e.to_string()))?;
+            let (mut merge, mut remap) =
+                dict.into_merge().map_err(|e| LoadError::from_output_io("merging the dictionary", e))?;
             let (distinct_terms, node_data_bytes, rdf_type) =
-                write_node_table(gen_dir, &mut merge, &mut remap, &opts.interrupt, &progress).map_err(|e| LoadError::from_output_io("writing the node table", e))?;
+                write_node_table(gen_dir, &mut merge, &mut remap, &opts.interrupt, &progress)
+                    .map_err(|e| LoadError::from_output_io("writing the node table", e))?;
             crash_point("nodes.written");
             sync_files(gen_dir, ["nodes-data.obj", "nodes-data.bdf", "nodes.dat", "nodes.idn", "nodes.bpt"])
                 .and_then(|_| remap.save(&work.join(remap_file)))
                 .map_err(|e| LoadError::from_output_io("syncing the node table", e))?;
-            progress.expect_index_records(parse.triple_logs.iter().map(|l| l.tuples).sum(), parse.quad_logs.iter().map(|l| l.tuples).sum());
-            let n = NodesState { seconds: timer.lap("nodes"), distinct_terms, node_data_bytes, rdf_type, remap_file: remap_file.into() };
+            progress.expect_index_records(
+                parse.triple_logs.iter().map(|l| l.tuples).sum(),
+                parse.quad_logs.iter().map(|l| l.tuples).sum(),
+            );
+            let n = NodesState {
+                seconds: timer.lap("nodes"),
+                distinct_terms,
+                node_data_bytes,
+                rdf_type,
+                remap_file: remap_file.into(),
+            };
             cp.nodes = Some(n.clone());
             save(&cp)?;
             // The node table is durable: the dictionary's runs are not needed any more.
@@ -576,11 +643,25 @@ fn build(
     } else {
         let remap = match remap {
             Some(r) => r,
-            None => Remap::load(&work.join(&nodes.remap_file)).map_err(|e| LoadError::from_output_io("reading the id remap table", e))?,
+            None => Remap::load(&work.join(&nodes.remap_file))
+                .map_err(|e| LoadError::from_output_io("reading the id remap table", e))?,
         };
         progress.start_index_memory(remap_bytes, sort_budget, threads);
-        build_indexes(gen_dir, spill, &remap, &triple_logs, &quad_logs, sort_budget, threads, nodes.rdf_type, &done, &on_index_done, &opts.interrupt, &progress)
-            .map_err(|e| LoadError::from_output_io("building indexes", e))?;
+        build_indexes(
+            gen_dir,
+            spill,
+            &remap,
+            &triple_logs,
+            &quad_logs,
+            sort_budget,
+            threads,
+            nodes.rdf_type,
+            &done,
+            &on_index_done,
+            &opts.interrupt,
+            &progress,
+        )
+        .map_err(|e| LoadError::from_output_io("building indexes", e))?;
         timer.lap("indexes");
     }
     opts.check_interrupt()?;
@@ -592,8 +673,10 @@ fn build(
     // ---- Phase 4: prefixes, statistics, journal; make durable; rename into place
     write_prefix_tables(gen_dir, &parse.prefixes).map_err(|e| LoadError::from_output_io("writing prefixes", e))?;
     write_empty_journal(gen_dir).map_err(|e| LoadError::from_output_io("writing the journal", e))?;
-    let stats = resolve_stats(gen_dir, id_stats).map_err(|e| LoadError::from_output_io("reading back statistics", e))?;
-    fs::write(gen_dir.join("stats.opt"), tdb2::stats::render(&stats)).map_err(|e| LoadError::from_output_io("writing stats.opt", e))?;
+    let stats =
+        resolve_stats(gen_dir, id_stats).map_err(|e| LoadError::from_output_io("reading back statistics", e))?;
+    fs::write(gen_dir.join("stats.opt"), tdb2::stats::render(&stats))
+        .map_err(|e| LoadError::from_output_io("writing stats.opt", e))?;
     crash_point("finish.stats");
     let building = places.building.as_path();
     let database_bytes = dir_size(building);
@@ -785,22 +868,50 @@ fn build_indexes(
     let per_sorter = sort_budget / threads as u64;
     let have_quads = quads.iter().any(|l| !l.is_empty());
     let finish = |name: &str, state: IndexState| -> io::Result<()> {
-        sync_files(gen_dir, [format!("{name}.dat"), format!("{name}.idn"), format!("{name}.bpt")].iter().map(String::as_str))?;
+        sync_files(
+            gen_dir,
+            [format!("{name}.dat"), format!("{name}.idn"), format!("{name}.bpt")].iter().map(String::as_str),
+        )?;
         on_done(name, state)
     };
     pool.install(|| {
-        let triple_jobs = TRIPLE_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
-            let mut stats = (*name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
-            let records = build_index(gen_dir, spill, remap, name, cols, triples, TreeParams::TRIPLE, per_sorter, interrupt, progress, |t| {
-                if let Some(st) = stats.as_mut() {
-                    st.observe_pos(t);
-                }
-            })?;
-            finish(name, IndexState { records, stats: stats.map(IdStats::into_state) })
-        });
+        let triple_jobs =
+            TRIPLE_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
+                let mut stats = (*name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
+                let records = build_index(
+                    gen_dir,
+                    spill,
+                    remap,
+                    name,
+                    cols,
+                    triples,
+                    TreeParams::TRIPLE,
+                    per_sorter,
+                    interrupt,
+                    progress,
+                    |t| {
+                        if let Some(st) = stats.as_mut() {
+                            st.observe_pos(t);
+                        }
+                    },
+                )?;
+                finish(name, IndexState { records, stats: stats.map(IdStats::into_state) })
+            });
         let quad_jobs = QUAD_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
             let logs = if have_quads { quads } else { &[] };
-            let records = build_index(gen_dir, spill, remap, name, cols, logs, TreeParams::QUAD, per_sorter, interrupt, progress, |_| {})?;
+            let records = build_index(
+                gen_dir,
+                spill,
+                remap,
+                name,
+                cols,
+                logs,
+                TreeParams::QUAD,
+                per_sorter,
+                interrupt,
+                progress,
+                |_| {},
+            )?;
             finish(name, IndexState { records, stats: None })
         });
         triple_jobs.chain(quad_jobs).collect::<io::Result<()>>()
@@ -959,6 +1070,8 @@ fn sync_tree(p: &Path) -> io::Result<()> {
 pub fn peak_rss_bytes() -> u64 {
     fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
         .map_or(0, |kb| kb * 1024)
 }

@@ -69,21 +69,65 @@ impl Metrics {
             phase_seconds: Family::default(),
             elapsed: FloatGauge::default(),
         };
-        r.register("rdf_bulkload_load_phase", "Phase the load is in (1 for the current one): plan, parse, nodes, indexes, finish, done", m.phase.clone());
-        r.register("rdf_bulkload_load_statements", "Statements parsed so far (before duplicates collapse)", m.statements.clone());
+        r.register(
+            "rdf_bulkload_load_phase",
+            "Phase the load is in (1 for the current one): plan, parse, nodes, indexes, finish, done",
+            m.phase.clone(),
+        );
+        r.register(
+            "rdf_bulkload_load_statements",
+            "Statements parsed so far (before duplicates collapse)",
+            m.statements.clone(),
+        );
         r.register("rdf_bulkload_load_rejects", "Statements rejected so far (--on-error skip)", m.rejects.clone());
         r.register("rdf_bulkload_load_input_read_bytes", "Compressed input bytes read so far", m.bytes_read.clone());
         r.register("rdf_bulkload_load_input_bytes", "Compressed size of all inputs", m.bytes_total.clone());
-        r.register("rdf_bulkload_load_input_read_bytes_per_second", "Compressed input bytes read per second, over the parse phase", m.bytes_rate.clone());
-        r.register("rdf_bulkload_load_statements_per_second", "Statements parsed per second, over the parse phase", m.statements_rate.clone());
-        r.register("rdf_bulkload_load_terms_written", "Terms written to the node table so far", m.terms_written.clone());
-        r.register("rdf_bulkload_load_terms_expected", "Upper bound of the terms the node table gets (provisional ids)", m.terms_expected.clone());
-        r.register("rdf_bulkload_load_index_records_written", "Records packed into each index so far", m.index_records.clone());
-        r.register("rdf_bulkload_load_memory_bytes", "Memory accounted against the budget (dictionary and tuple buffers, remap table, sort buffers)", m.memory.clone());
+        r.register(
+            "rdf_bulkload_load_input_read_bytes_per_second",
+            "Compressed input bytes read per second, over the parse phase",
+            m.bytes_rate.clone(),
+        );
+        r.register(
+            "rdf_bulkload_load_statements_per_second",
+            "Statements parsed per second, over the parse phase",
+            m.statements_rate.clone(),
+        );
+        r.register(
+            "rdf_bulkload_load_terms_written",
+            "Terms written to the node table so far",
+            m.terms_written.clone(),
+        );
+        r.register(
+            "rdf_bulkload_load_terms_expected",
+            "Upper bound of the terms the node table gets (provisional ids)",
+            m.terms_expected.clone(),
+        );
+        r.register(
+            "rdf_bulkload_load_index_records_written",
+            "Records packed into each index so far",
+            m.index_records.clone(),
+        );
+        r.register(
+            "rdf_bulkload_load_memory_bytes",
+            "Memory accounted against the budget (dictionary and tuple buffers, remap table, sort buffers)",
+            m.memory.clone(),
+        );
         r.register("rdf_bulkload_load_memory_budget_bytes", "The memory budget (--memory)", m.memory_budget.clone());
-        r.register("rdf_bulkload_load_resident_memory_bytes", "Resident set size of the loader process", m.resident.clone());
-        r.register("rdf_bulkload_load_temp_disk_bytes", "Temporary disk in use (spill files under --tmpdir)", m.temp_disk.clone());
-        r.register("rdf_bulkload_load_phase_duration_seconds", "Seconds each completed phase took", m.phase_seconds.clone());
+        r.register(
+            "rdf_bulkload_load_resident_memory_bytes",
+            "Resident set size of the loader process",
+            m.resident.clone(),
+        );
+        r.register(
+            "rdf_bulkload_load_temp_disk_bytes",
+            "Temporary disk in use (spill files under --tmpdir)",
+            m.temp_disk.clone(),
+        );
+        r.register(
+            "rdf_bulkload_load_phase_duration_seconds",
+            "Seconds each completed phase took",
+            m.phase_seconds.clone(),
+        );
         r.register("rdf_bulkload_load_elapsed_seconds", "Seconds since the load started", m.elapsed.clone());
         Metrics { registry: r, ..m }
     }
@@ -102,7 +146,10 @@ impl Metrics {
         self.terms_written.inner().store(s.terms_written, Ordering::Relaxed);
         self.terms_expected.set(s.terms_total as i64);
         for (i, name) in index_names().enumerate() {
-            self.index_records.get_or_create(&label("index", name)).inner().store(s.index_records[i], Ordering::Relaxed);
+            self.index_records
+                .get_or_create(&label("index", name))
+                .inner()
+                .store(s.index_records[i], Ordering::Relaxed);
         }
         self.memory.set(s.memory_bytes as i64);
         self.memory_budget.set(s.memory_budget_bytes as i64);
@@ -146,11 +193,15 @@ impl MetricsServer {
                         Err(_) => break,
                     };
                     let resp = if req.url() == "/metrics" || req.url().starts_with("/metrics?") {
-                        let header = tiny_http::Header::from_bytes(&b"Content-Type"[..], &b"text/plain; version=0.0.4; charset=utf-8"[..])
-                            .expect("static header");
+                        let header = tiny_http::Header::from_bytes(
+                            &b"Content-Type"[..],
+                            &b"text/plain; version=0.0.4; charset=utf-8"[..],
+                        )
+                        .expect("static header");
                         tiny_http::Response::from_string(metrics.render(&progress)).with_header(header)
                     } else {
-                        tiny_http::Response::from_string("rdf-bulkload: metrics are at /metrics\n").with_status_code(404)
+                        tiny_http::Response::from_string("rdf-bulkload: metrics are at /metrics\n")
+                            .with_status_code(404)
                     };
                     let _ = req.respond(resp);
                 }

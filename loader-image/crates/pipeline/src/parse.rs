@@ -354,13 +354,16 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                 out.files_done.push(file);
             }
         }
-        sh.progress.parse_job_done(out.statements - statements_before, sh.rejected.load(Ordering::Relaxed), sh.dict.memory_bytes());
+        sh.progress.parse_job_done(
+            out.statements - statements_before,
+            sh.rejected.load(Ordering::Relaxed),
+            sh.dict.memory_bytes(),
+        );
         crash_point("parse.chunk");
     }
     sh.publish(id, &mut out, true);
     out
 }
-
 
 /// Reads line-based files and cuts them into chunks (this thread does the decompression);
 /// Turtle/TriG files are handed to a worker whole. Several producers share the files.
@@ -450,7 +453,8 @@ pub(crate) fn parse_phase(
     let dict = if resumed.dictionary.is_empty() {
         Dictionary::new(plan.dictionary, spill.clone())
     } else {
-        Dictionary::restore(&resumed.dictionary, plan.dictionary, spill.clone()).map_err(|e| LoadError::Internal(e.to_string()))?
+        Dictionary::restore(&resumed.dictionary, plan.dictionary, spill.clone())
+            .map_err(|e| LoadError::Internal(e.to_string()))?
     };
     let sh = ParseShared {
         opts,
@@ -469,7 +473,11 @@ pub(crate) fn parse_phase(
         prefixes: Mutex::new(Vec::new()),
         resumed,
         chunks_done: resumed.chunks_done.iter().flat_map(|(&f, seqs)| seqs.iter().map(move |&s| (f, s))).collect(),
-        snapshots: Snapshots { requested: AtomicU64::new(0), slots: Mutex::new(vec![WorkerSnapshot::default(); threads]), published: Condvar::new() },
+        snapshots: Snapshots {
+            requested: AtomicU64::new(0),
+            slots: Mutex::new(vec![WorkerSnapshot::default(); threads]),
+            published: Condvar::new(),
+        },
     };
     for (file, md5) in &resumed.files_done {
         sh.digests[*file].lock().expect("digest").md5 = md5.clone();
@@ -546,7 +554,8 @@ pub(crate) fn parse_phase(
     }
     let rejected = rejects.len() as u64;
     if opts.on_error == OnError::Skip {
-        write_rejects(rejects_path, files, &mut rejects).map_err(|e| LoadError::from_output_io("writing the rejects file", e))?;
+        write_rejects(rejects_path, files, &mut rejects)
+            .map_err(|e| LoadError::from_output_io("writing the rejects file", e))?;
         if sh.rejected.load(Ordering::Relaxed) > opts.max_rejects {
             return Err(LoadError::TooManyRejects {
                 rejected: sh.rejected.load(Ordering::Relaxed),
@@ -589,7 +598,6 @@ pub(crate) fn parse_phase(
         quad_logs,
     })
 }
-
 
 /// Every `every`, asks the workers for their completed work and saves a partial checkpoint
 /// of it, until the parse ends.

@@ -132,7 +132,12 @@ struct TermCounter {
 
 impl TermCounter {
     fn new() -> Self {
-        TermCounter { seen: HashSet::with_hasher(foldhash::fast::FixedState::with_seed(7)), bytes: 0, buf: Vec::new(), lang: String::new() }
+        TermCounter {
+            seen: HashSet::with_hasher(foldhash::fast::FixedState::with_seed(7)),
+            bytes: 0,
+            buf: Vec::new(),
+            lang: String::new(),
+        }
     }
 
     fn stored(&mut self, t: Term<'_>) {
@@ -196,12 +201,18 @@ fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError>
         } else {
             LoadError::CorruptInput {
                 file: f.path.display().to_string(),
-                message: format!("cannot read ({} compression): {e}; the file is truncated or corrupt", f.compression.name()),
+                message: format!(
+                    "cannot read ({} compression): {e}; the file is truncated or corrupt",
+                    f.compression.name()
+                ),
             }
         }
     };
     let consumed = Arc::new(AtomicU64::new(0));
-    let raw = Counted { inner: BufReader::with_capacity(64 << 10, File::open(&f.path).map_err(corrupt)?), consumed: consumed.clone() };
+    let raw = Counted {
+        inner: BufReader::with_capacity(64 << 10, File::open(&f.path).map_err(corrupt)?),
+        consumed: consumed.clone(),
+    };
     let mut reader = decompress(raw, f.compression).map_err(corrupt)?;
     let mut data = Vec::with_capacity(SAMPLE_BYTES.min(f.size as usize * 20 + 4096));
     (&mut reader).take(SAMPLE_BYTES as u64).read_to_end(&mut data).map_err(corrupt)?;
@@ -229,7 +240,8 @@ fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError>
         let _ = parse_terse(f.syntax, &data[..], Some(&base_iri), &mut on_quad, |_| Ok(()));
     }
     // The fraction of the file the sample stands for, by compressed bytes consumed.
-    let fraction = if whole { 1.0 } else { (consumed.load(Ordering::Relaxed) as f64 / f.size.max(1) as f64).clamp(1e-9, 1.0) };
+    let fraction =
+        if whole { 1.0 } else { (consumed.load(Ordering::Relaxed) as f64 / f.size.max(1) as f64).clamp(1e-9, 1.0) };
     let scale = |n: u64| (n as f64 / fraction).ceil() as u64;
     Ok(InputEstimate {
         path: f.path.display().to_string(),
@@ -423,7 +435,9 @@ pub fn human_bytes(n: u64) -> String {
 pub fn detect_inputs(inputs: &[PathBuf]) -> Result<Vec<InputFile>, LoadError> {
     let mut files = Vec::new();
     for p in crate::load::expand_inputs(inputs)? {
-        files.push(rdf_input::detect(&p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?);
+        files.push(
+            rdf_input::detect(&p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?,
+        );
     }
     if files.is_empty() {
         return Err(LoadError::Usage("no input files".into()));
@@ -518,7 +532,11 @@ pub fn assess(opts: &LoadOptions, inputs: Vec<InputEstimate>) -> Plan {
         if need > opts.memory {
             worse(Verdict::DoesNotFit, msg(remap, need), &mut problems);
         } else if need + with_margin(remap) - remap > opts.memory {
-            worse(Verdict::Tight, format!("tight: {}", msg(with_margin(remap), need + with_margin(remap) - remap)), &mut problems);
+            worse(
+                Verdict::Tight,
+                format!("tight: {}", msg(with_margin(remap), need + with_margin(remap) - remap)),
+                &mut problems,
+            );
         }
     }
 
@@ -551,17 +569,32 @@ pub fn assess(opts: &LoadOptions, inputs: Vec<InputEstimate>) -> Plan {
     let mut check = |what: String, need: u64, free: Option<u64>, problems: &mut Vec<String>| {
         let Some(free) = free else { return };
         if need > free {
-            worse(Verdict::DoesNotFit, format!("needs ~{} {what}, {} free", human_bytes(need), human_bytes(free)), problems);
+            worse(
+                Verdict::DoesNotFit,
+                format!("needs ~{} {what}, {} free", human_bytes(need), human_bytes(free)),
+                problems,
+            );
         } else if with_margin(need) > free {
             worse(
                 Verdict::Tight,
-                format!("tight: needs ~{} {what} ({} with the {:.0}% margin), {} free", human_bytes(need), human_bytes(with_margin(need)), MARGIN * 100.0, human_bytes(free)),
+                format!(
+                    "tight: needs ~{} {what} ({} with the {:.0}% margin), {} free",
+                    human_bytes(need),
+                    human_bytes(with_margin(need)),
+                    MARGIN * 100.0,
+                    human_bytes(free)
+                ),
                 problems,
             );
         }
     };
     if same_filesystem {
-        check(format!("of temp disk and database on {}", tmp_dir.display()), tmp_peak + database, tmp_free, &mut problems);
+        check(
+            format!("of temp disk and database on {}", tmp_dir.display()),
+            tmp_peak + database,
+            tmp_free,
+            &mut problems,
+        );
     } else {
         check(format!("of temp disk on {}", tmp_dir.display()), tmp_peak, tmp_free, &mut problems);
         check(format!("for the database on {}", target.display()), database, target_free, &mut problems);
@@ -604,7 +637,8 @@ impl Plan {
     /// The error `load` refuses with (exit 5), when the build cannot fit.
     pub fn refusal(&self) -> Option<LoadError> {
         (self.verdict == Verdict::DoesNotFit).then(|| {
-            let hard: Vec<&str> = self.problems.iter().filter(|p| !p.starts_with("tight:")).map(String::as_str).collect();
+            let hard: Vec<&str> =
+                self.problems.iter().filter(|p| !p.starts_with("tight:")).map(String::as_str).collect();
             LoadError::Resources(format!(
                 "the build cannot fit ({}; estimated from a sample: ~{} statements, ~{} distinct terms); \
                  `rdf-bulkload plan` shows the whole estimate",
@@ -623,7 +657,10 @@ impl Plan {
     pub fn to_text(&self) -> String {
         let mut o = String::new();
         let w = self.inputs.iter().map(|i| i.path.chars().count()).max().unwrap_or(5).clamp(5, 60);
-        o.push_str(&format!("{:<w$}  {:<9}  {:<11}  {:>9}  {:>13}  basis\n", "input", "format", "compression", "size", "statements~"));
+        o.push_str(&format!(
+            "{:<w$}  {:<9}  {:<11}  {:>9}  {:>13}  basis\n",
+            "input", "format", "compression", "size", "statements~"
+        ));
         for i in &self.inputs {
             o.push_str(&format!(
                 "{:<w$}  {:<9}  {:<11}  {:>9}  {:>13}  {}\n",
@@ -639,8 +676,15 @@ impl Plan {
             "\nestimate (from the first {} of each input, extrapolated by compressed bytes; a dump whose start is unlike the rest is misjudged):\n",
             human_bytes(SAMPLE_BYTES as u64)
         ));
-        o.push_str(&format!("  statements       ~{} ({} triples, {} quads)\n", self.estimated_statements, self.estimated_triples, self.estimated_quads));
-        o.push_str(&format!("  distinct terms   ~{} ({} stored)\n", self.estimated_distinct_terms, human_bytes(self.estimated_term_bytes)));
+        o.push_str(&format!(
+            "  statements       ~{} ({} triples, {} quads)\n",
+            self.estimated_statements, self.estimated_triples, self.estimated_quads
+        ));
+        o.push_str(&format!(
+            "  distinct terms   ~{} ({} stored)\n",
+            self.estimated_distinct_terms,
+            human_bytes(self.estimated_term_bytes)
+        ));
         let m = &self.memory;
         o.push_str(&format!("\nmemory (--memory {}, {} threads):\n", human_bytes(m.budget_bytes), m.threads));
         o.push_str(&format!("  fixed buffers    {}\n", human_bytes(m.fixed_bytes)));
@@ -651,7 +695,10 @@ impl Plan {
             if m.dictionary_spills { "spills to temp disk (slower, not fatal)" } else { "fits in memory" }
         ));
         o.push_str(&format!("  id remap table   ~{} (8 bytes per term)\n", human_bytes(m.remap_bytes)));
-        o.push_str(&format!("  sort buffers     {}\n", if m.sort_bytes > 0 { human_bytes(m.sort_bytes as u64) } else { "none left".into() }));
+        o.push_str(&format!(
+            "  sort buffers     {}\n",
+            if m.sort_bytes > 0 { human_bytes(m.sort_bytes as u64) } else { "none left".into() }
+        ));
         let d = &self.disk;
         let free = |f: Option<u64>| f.map_or("unknown".to_string(), human_bytes);
         o.push_str("\ndisk:\n");
@@ -662,8 +709,13 @@ impl Plan {
             human_bytes(d.tmp_peak_bytes),
             free(d.tmp_free_bytes)
         ));
-        o.push_str(&format!("  database ({})  ~{}; {} free{}\n", d.target_dir, human_bytes(d.database_bytes), free(d.target_free_bytes),
-            if d.same_filesystem { " (same filesystem as temp: the needs add up)" } else { "" }));
+        o.push_str(&format!(
+            "  database ({})  ~{}; {} free{}\n",
+            d.target_dir,
+            human_bytes(d.database_bytes),
+            free(d.target_free_bytes),
+            if d.same_filesystem { " (same filesystem as temp: the needs add up)" } else { "" }
+        ));
         o.push_str(&format!(
             "\nverdict: {}\n",
             match self.verdict {
@@ -781,7 +833,11 @@ mod tests {
         let plan = assess(&opts(tmp.path(), budget), vec![est(terms, terms, terms * 10)]);
         assert_eq!(plan.verdict, Verdict::Tight, "{:?}", plan.problems);
         assert!(plan.refusal().is_none(), "a tight build is started");
-        assert!(plan.problems.iter().any(|p| p.starts_with("tight:") && p.contains("remap table")), "{:?}", plan.problems);
+        assert!(
+            plan.problems.iter().any(|p| p.starts_with("tight:") && p.contains("remap table")),
+            "{:?}",
+            plan.problems
+        );
         let plan = assess(&opts(tmp.path(), budget), vec![est(terms, terms + (2 << 17), terms * 10)]);
         assert_eq!(plan.verdict, Verdict::DoesNotFit, "2 MiB more of remap table do not fit");
     }

@@ -62,7 +62,9 @@ impl Phase {
         }
     }
     fn from_name(name: &str) -> Option<Phase> {
-        [Phase::Plan, Phase::Parse, Phase::Nodes, Phase::Indexes, Phase::Finish, Phase::Done].into_iter().find(|p| p.name() == name)
+        [Phase::Plan, Phase::Parse, Phase::Nodes, Phase::Indexes, Phase::Finish, Phase::Done]
+            .into_iter()
+            .find(|p| p.name() == name)
     }
     pub(crate) fn next(self) -> Phase {
         Phase::from_u8(self as u8 + 1)
@@ -231,7 +233,8 @@ impl Progress {
     /// buffers that `threads` index builders fill, each up to its share of `sort_budget`
     /// or its tuples, whichever is smaller.
     pub fn start_index_memory(&self, resident: u64, sort_budget: u64, threads: usize) {
-        let per_index = |i: usize| self.index_expected[i].load(Ordering::Relaxed) * if i < TRIPLE_INDEXES.len() { 24 } else { 32 };
+        let per_index =
+            |i: usize| self.index_expected[i].load(Ordering::Relaxed) * if i < TRIPLE_INDEXES.len() { 24 } else { 32 };
         let largest = (0..INDEXES).map(per_index).max().unwrap_or(0);
         let threads = threads.max(1) as u64;
         let sorting = threads * largest.min(sort_budget / threads);
@@ -610,7 +613,10 @@ mod tests {
                 Event::Note { text, .. } => text,
             })
             .collect();
-        assert_eq!(names, ["+parse", "-parse", "+nodes", "-nodes", "+indexes", "-indexes", "+finish", "-finish", "+done"]);
+        assert_eq!(
+            names,
+            ["+parse", "-parse", "+nodes", "-nodes", "+indexes", "-indexes", "+finish", "-finish", "+done"]
+        );
         let secs: Vec<f64> = p.phase_seconds().into_iter().map(|(_, s)| s).collect();
         assert_eq!(secs, [1.5, 0.5, 0.25, 0.125]);
     }

@@ -90,7 +90,9 @@ fn start(multi: &MultiProgress, p: &Progress, phase: Phase) -> Bars {
         }
         Phase::Nodes => {
             let b = multi.add(ProgressBar::new(s.terms_total.max(1)));
-            b.set_style(style("{prefix:>8} [{elapsed_precise}] [{bar:30}] {human_pos}/{human_len} terms {rate} ETA {eta} {msg}"));
+            b.set_style(style(
+                "{prefix:>8} [{elapsed_precise}] [{bar:30}] {human_pos}/{human_len} terms {rate} ETA {eta} {msg}",
+            ));
             b.set_prefix("nodes");
             Bars::One(b)
         }
@@ -103,7 +105,9 @@ fn start(multi: &MultiProgress, p: &Progress, phase: Phase) -> Bars {
                     continue; // no triples (or quads): those indexes are written empty at once
                 }
                 let b = multi.add(ProgressBar::new(expected.max(1)));
-                b.set_style(style("{prefix:>8} [{elapsed_precise}] [{bar:30}] {human_pos}/{human_len} records {rate} ETA {eta} {msg}"));
+                b.set_style(style(
+                    "{prefix:>8} [{elapsed_precise}] [{bar:30}] {human_pos}/{human_len} records {rate} ETA {eta} {msg}",
+                ));
                 b.set_prefix(name.to_string());
                 v.push((i, b));
             }
@@ -111,7 +115,9 @@ fn start(multi: &MultiProgress, p: &Progress, phase: Phase) -> Bars {
         }
         Phase::Finish => {
             let b = multi.add(ProgressBar::new_spinner());
-            b.set_style(ProgressStyle::with_template("{prefix:>8} [{elapsed_precise}] {spinner} {msg}").expect("template"));
+            b.set_style(
+                ProgressStyle::with_template("{prefix:>8} [{elapsed_precise}] {spinner} {msg}").expect("template"),
+            );
             b.set_prefix("finish");
             b.set_message("statistics, fsync, report, rename");
             b.enable_steady_tick(TICK);
@@ -186,7 +192,10 @@ pub(crate) fn summary_table(p: &Progress) -> String {
     out.push_str(&format!("{:<8} {:>8}", result, human_seconds(total)));
     let s = p.snapshot();
     if s.statements > 0 {
-        out.push_str(&format!("   {} statements, {:.0} statements/s while parsing", s.statements, s.statements_per_second));
+        out.push_str(&format!(
+            "   {} statements, {:.0} statements/s while parsing",
+            s.statements, s.statements_per_second
+        ));
     }
     out
 }

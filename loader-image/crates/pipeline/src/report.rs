@@ -70,7 +70,12 @@ pub struct Report {
 }
 
 impl Report {
-    pub(crate) fn new(opts: &LoadOptions, files: &[InputFile], digests: &[Option<String>], identity: &BuildIdentity) -> Report {
+    pub(crate) fn new(
+        opts: &LoadOptions,
+        files: &[InputFile],
+        digests: &[Option<String>],
+        identity: &BuildIdentity,
+    ) -> Report {
         Report {
             tool: "rdf-bulkload".into(),
             version: env!("CARGO_PKG_VERSION").into(),

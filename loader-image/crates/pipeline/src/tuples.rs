@@ -112,7 +112,8 @@ impl<const N: usize> Logged<N> {
         if let Some(p) = &self.file {
             let mut r = TupleReader::<_, N>::new(BufReader::with_capacity(1 << 20, File::open(p)?));
             for _ in 0..self.tuples {
-                let t = r.read()?.ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "tuple log ends early"))?;
+                let t =
+                    r.read()?.ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "tuple log ends early"))?;
                 f(&t)?;
             }
         }
@@ -145,11 +146,13 @@ mod tests {
         assert_eq!(logged.len(), 5000);
         assert!(spill.bytes_in_use() > 0);
         let mut next = 0;
-        logged.for_each(|t| {
-            assert_eq!(*t, [next, next * 2, u64::MAX - next]);
-            next += 1;
-            Ok(())
-        }).unwrap();
+        logged
+            .for_each(|t| {
+                assert_eq!(*t, [next, next * 2, u64::MAX - next]);
+                next += 1;
+                Ok(())
+            })
+            .unwrap();
         assert_eq!(next, 5000);
         logged.remove(&spill).unwrap();
         assert_eq!(spill.bytes_in_use(), 0);

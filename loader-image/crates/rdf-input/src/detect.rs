@@ -97,7 +97,12 @@ fn syntax_from_content(head: &[u8]) -> Syntax {
             continue;
         }
         let lower = l.to_ascii_lowercase();
-        if l.starts_with('@') || lower.starts_with("prefix ") || lower.starts_with("base ") || l.contains(';') || l.starts_with('[') {
+        if l.starts_with('@')
+            || lower.starts_with("prefix ")
+            || lower.starts_with("base ")
+            || l.contains(';')
+            || l.starts_with('[')
+        {
             terse = true;
         }
         if l.contains('{') && !l.starts_with('<') && !l.starts_with("_:") || l.starts_with('{') {

@@ -9,5 +9,5 @@ mod parse;
 
 pub use chunks::{Chunk, LineChunker};
 pub use detect::{decompress, detect, open_decompressed, Compression, InputFile, Syntax};
-pub use parse::{parse_line_chunk, parse_terse, Position, Rejected};
 pub use oxrdf;
+pub use parse::{parse_line_chunk, parse_terse, Position, Rejected};

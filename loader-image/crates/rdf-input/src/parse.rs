@@ -182,7 +182,20 @@ mod tests {
         let c = ("<http://a> <http://b> <http://c> .\n<http://a> <http://b> \"x .\n<http://a> <http://b> <http://d> .\n<http://a> <b> <http://d> .\n<http://a> <http://b> <http://e> .\n").as_bytes();
         let mut ok = 0;
         let mut bad = Vec::new();
-        parse_line_chunk::<()>(Syntax::NTriples, c, 41, |_| { ok += 1; Ok(()) }, |r| { bad.push(r); Ok(()) }).unwrap();
+        parse_line_chunk::<()>(
+            Syntax::NTriples,
+            c,
+            41,
+            |_| {
+                ok += 1;
+                Ok(())
+            },
+            |r| {
+                bad.push(r);
+                Ok(())
+            },
+        )
+        .unwrap();
         assert_eq!((ok, bad.len()), (3, 2), "{bad:?}");
         assert_eq!(bad[0].position, Position { line: 42, column: 23 });
         assert_eq!(bad[1].position.line, 44);
@@ -196,7 +209,20 @@ mod tests {
         let c = "<http://a/s> <http://a/p> \"q\" <http://a/g> <http://a/extra> .\n<http://a/s> <http://a/p> \"r\" <http://a/g> .\n";
         let mut ok = Vec::new();
         let mut bad = Vec::new();
-        parse_line_chunk::<()>(Syntax::NQuads, c.as_bytes(), 7, |q| { ok.push(q); Ok(()) }, |r| { bad.push(r); Ok(()) }).unwrap();
+        parse_line_chunk::<()>(
+            Syntax::NQuads,
+            c.as_bytes(),
+            7,
+            |q| {
+                ok.push(q);
+                Ok(())
+            },
+            |r| {
+                bad.push(r);
+                Ok(())
+            },
+        )
+        .unwrap();
         assert_eq!(ok.len(), 1);
         assert_eq!(bad.len(), 1);
         assert_eq!(bad[0].position.line, 7);
@@ -207,7 +233,20 @@ mod tests {
         let ttl = "@prefix ex: <http://e/> .\nex:a ex:b ex:c .\nex:a ex:b .\nex:d ex:e \"f\"@EN-gb .\n";
         let mut quads = Vec::new();
         let mut bad = Vec::new();
-        let prefixes = parse_terse::<()>(Syntax::Turtle, ttl.as_bytes(), None, |q| { quads.push(q); Ok(()) }, |r| { bad.push(r); Ok(()) }).unwrap();
+        let prefixes = parse_terse::<()>(
+            Syntax::Turtle,
+            ttl.as_bytes(),
+            None,
+            |q| {
+                quads.push(q);
+                Ok(())
+            },
+            |r| {
+                bad.push(r);
+                Ok(())
+            },
+        )
+        .unwrap();
         assert_eq!(prefixes, vec![("ex".to_string(), "http://e/".to_string())]);
         assert_eq!(bad.len(), 1);
         assert_eq!(bad[0].position.line, 3);

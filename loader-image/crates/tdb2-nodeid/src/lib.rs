@@ -31,10 +31,7 @@ pub struct NodeId(pub u64);
 impl NodeId {
     /// A pointer NodeId: the byte offset of a term in `nodes-data.obj` (must be < 2^63).
     pub const fn ptr(offset: u64) -> NodeId {
-        assert!(
-            offset >> 63 == 0,
-            "node table offset does not fit in 63 bits"
-        );
+        assert!(offset >> 63 == 0, "node table offset does not fit in 63 bits");
         NodeId(offset)
     }
 
@@ -220,15 +217,8 @@ fn decimal(lex: &str) -> Option<NodeId> {
     if !neg && unscaled == 1 << 47 {
         return None;
     }
-    let v = if neg {
-        (unscaled as i64).wrapping_neg()
-    } else {
-        unscaled as i64
-    };
-    Some(typed(
-        code::DECIMAL,
-        (scale as u64) << 48 | (v as u64 & ((1 << 48) - 1)),
-    ))
+    let v = if neg { (unscaled as i64).wrapping_neg() } else { unscaled as i64 };
+    Some(typed(code::DECIMAL, (scale as u64) << 48 | (v as u64 & ((1 << 48) - 1))))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -305,11 +295,7 @@ fn double(lex: &str) -> Option<NodeId> {
 /// `DoubleNode62.pack` plus the type bits.
 pub fn pack_double(v: f64) -> Option<NodeId> {
     // Double.doubleToLongBits: every NaN becomes 0x7ff8000000000000.
-    let x = if v.is_nan() {
-        0x7ff8_0000_0000_0000
-    } else {
-        v.to_bits()
-    };
+    let x = if v.is_nan() { 0x7ff8_0000_0000_0000 } else { v.to_bits() };
     let sign = x >> 63;
     let e11 = (x >> 52) & 0x7ff;
     let mant = x & ((1 << 52) - 1);
@@ -423,11 +409,7 @@ fn parse_date_time(t: &str, is_date: bool) -> Option<DateTimeFields<'_>> {
     let neg = *b.first()? == b'-';
     let start = neg as usize;
     // dateTime: the date part ends at the first 'T'.
-    let date_end = if is_date {
-        n
-    } else {
-        b.iter().position(|&c| c == b'T')?
-    };
+    let date_end = if is_date { n } else { b.iter().position(|&c| c == b'T')? };
     // Year: up to the first '-' after the optional sign; >= 4 digits, no leading zero if > 4.
     let sep = start + b.get(start..date_end)?.iter().position(|&c| c == b'-')?;
     let ylen = sep - start;
@@ -476,10 +458,7 @@ fn parse_date_time(t: &str, is_date: bool) -> Option<DateTimeFields<'_>> {
         }
         let sec_start = s + 6;
         // findUTCSign: the first Z, + or - after the minutes.
-        let sign = b[sec_start..]
-            .iter()
-            .position(|&c| matches!(c, b'Z' | b'+' | b'-'))
-            .map(|p| p + sec_start);
+        let sign = b[sec_start..].iter().position(|&c| matches!(c, b'Z' | b'+' | b'-')).map(|p| p + sec_start);
         let sec_end = sign.unwrap_or(n);
         // parseSecond: "ss" or "ss.f+" (digits only).
         second = two_digits(b, sec_start)?;
@@ -523,10 +502,7 @@ fn parse_date_time(t: &str, is_date: bool) -> Option<DateTimeFields<'_>> {
     //
     // Jena's re-parse: Integer.parseInt of the fraction digits without trailing zeros.
     if !frac_digits.is_empty() {
-        let sig = frac_digits
-            .iter()
-            .rposition(|&c| c != b'0')
-            .map_or(0, |p| p + 1);
+        let sig = frac_digits.iter().rposition(|&c| c != b'0').map_or(0, |p| p + 1);
         let mut v: u64 = 0;
         for &c in &frac_digits[..sig] {
             v = v * 10 + (c - b'0') as u64;
@@ -535,16 +511,7 @@ fn parse_date_time(t: &str, is_date: bool) -> Option<DateTimeFields<'_>> {
             }
         }
     }
-    Some(DateTimeFields {
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        second,
-        frac,
-        tz,
-    })
+    Some(DateTimeFields { year, month, day, hour, minute, second, frac, tz })
 }
 
 /// `DateTimeNode.packDateTime`: re-parses with the Xerces `XMLGregorianCalendar`, then rejects
@@ -610,8 +577,7 @@ fn date_time(lex: &str, kind: DtKind) -> Option<NodeId> {
         DtKind::DateTime => code::DATETIME,
         DtKind::DateTimeStamp => {
             let raw = lex.as_bytes();
-            let stamp = raw.contains(&b'Z')
-                || matches!(raw.len().checked_sub(6).map(|i| raw[i]), Some(b'+' | b'-'));
+            let stamp = raw.contains(&b'Z') || matches!(raw.len().checked_sub(6).map(|i| raw[i]), Some(b'+' | b'-'));
             if stamp {
                 code::DATETIMESTAMP
             } else {
@@ -861,14 +827,7 @@ fn date_time_string(v: u64, with_time: bool) -> String {
         _ => {
             let q = ((tz << 25) as i32) >> 25; // sign-extend 7 bits
             let a = q.unsigned_abs();
-            write!(
-                s,
-                "{}{:02}:{:02}",
-                if q < 0 { '-' } else { '+' },
-                a / 4,
-                (a % 4) * 15
-            )
-            .unwrap();
+            write!(s, "{}{:02}:{:02}", if q < 0 { '-' } else { '+' }, a / 4, (a % 4) * 15).unwrap();
         }
     }
     s

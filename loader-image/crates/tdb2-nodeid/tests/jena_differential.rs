@@ -27,8 +27,7 @@ fn jena_home() -> Result<PathBuf, String> {
         None => {
             let cache = match std::env::var_os("RDF_BULKLOAD_CACHE") {
                 Some(c) => PathBuf::from(c),
-                None => PathBuf::from(std::env::var_os("HOME").ok_or("HOME is not set")?)
-                    .join(".cache/rdf-bulkload"),
+                None => PathBuf::from(std::env::var_os("HOME").ok_or("HOME is not set")?).join(".cache/rdf-bulkload"),
             };
             cache.join("jena-5.6.0/apache-jena-5.6.0")
         }
@@ -36,10 +35,7 @@ fn jena_home() -> Result<PathBuf, String> {
     if candidate.join("lib").is_dir() {
         Ok(candidate)
     } else {
-        Err(format!(
-            "no Jena distribution at {} (run hack/install-jena.sh or set JENA_HOME)",
-            candidate.display()
-        ))
+        Err(format!("no Jena distribution at {} (run hack/install-jena.sh or set JENA_HOME)", candidate.display()))
     }
 }
 
@@ -123,23 +119,13 @@ fn run_oracle(jena: &Path, classes: &Path, cases: &[(String, String)]) -> Vec<Je
     std::fs::write(&input_path, input).unwrap();
     let cp = format!("{}:{}/lib/*", classes.display(), jena.display());
     let out = Command::new("java")
-        .args([
-            "-Xshare:auto",
-            "-XX:TieredStopAtLevel=1",
-            "-cp",
-            &cp,
-            "InlineOracle",
-        ])
+        .args(["-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", &cp, "InlineOracle"])
         .stdin(std::fs::File::open(&input_path).unwrap())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped()) // NodeIdInline logs a warning per failed literal; not interesting
         .output()
         .expect("run java");
-    assert!(
-        out.status.success(),
-        "oracle failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "oracle failed: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).expect("oracle output is UTF-8");
     let answers: Vec<JenaAnswer> = text
         .lines()
@@ -155,11 +141,7 @@ fn run_oracle(jena: &Path, classes: &Path, cases: &[(String, String)]) -> Vec<Je
             }
         })
         .collect();
-    assert_eq!(
-        answers.len(),
-        cases.len(),
-        "oracle answered a different number of lines"
-    );
+    assert_eq!(answers.len(), cases.len(), "oracle answered a different number of lines");
     answers
 }
 
@@ -182,15 +164,11 @@ impl Rng {
         &xs[self.below(xs.len() as u64) as usize]
     }
     fn digits(&mut self, n: usize) -> String {
-        (0..n)
-            .map(|_| (b'0' + self.below(10) as u8) as char)
-            .collect()
+        (0..n).map(|_| (b'0' + self.below(10) as u8) as char).collect()
     }
 }
 
-const WS: &[&str] = &[
-    "", " ", "  ", "\t", "\n", "\r", " \t\r\n", "\u{b}", "\u{a0}",
-];
+const WS: &[&str] = &["", " ", "  ", "\t", "\n", "\r", " \t\r\n", "\u{b}", "\u{a0}"];
 
 struct Corpus {
     cases: Vec<(String, String)>,
@@ -230,22 +208,7 @@ const INT_TYPES: &[(&str, i128, i128)] = &[
 
 fn integers(c: &mut Corpus) {
     let b55 = 1i128 << 55;
-    let mut values: Vec<i128> = vec![
-        0,
-        1,
-        -1,
-        2,
-        42,
-        99,
-        100,
-        1000,
-        b55 - 1,
-        b55,
-        b55 + 1,
-        -b55,
-        -b55 - 1,
-        -b55 + 1,
-    ];
+    let mut values: Vec<i128> = vec![0, 1, -1, 2, 42, 99, 100, 1000, b55 - 1, b55, b55 + 1, -b55, -b55 - 1, -b55 + 1];
     for &(_, lo, hi) in INT_TYPES {
         for v in [lo, hi] {
             if v.unsigned_abs() < 1u128 << 70 {
@@ -265,8 +228,8 @@ fn integers(c: &mut Corpus) {
         values.push(if c.rng.below(2) == 0 { v } else { -v });
     }
     let fixed_invalid = [
-        "", " ", "+", "-", "+-1", "--1", "1.0", "1.", ".1", "1e3", "abc", "0x10", "1 000", "1_000",
-        "\u{ff11}", "١", "12a", "++1", "1-", "٣", "1\u{0}", "NaN", "INF",
+        "", " ", "+", "-", "+-1", "--1", "1.0", "1.", ".1", "1e3", "abc", "0x10", "1 000", "1_000", "\u{ff11}", "١",
+        "12a", "++1", "1-", "٣", "1\u{0}", "NaN", "INF",
     ];
     for &(t, _, _) in INT_TYPES {
         for &v in &values {
@@ -278,11 +241,7 @@ fn integers(c: &mut Corpus) {
             // Leading zeros: push the raw length across the 19-character limit.
             let zeros = c.rng.below(6) as usize;
             let z = "0".repeat(zeros);
-            let (sign, mag) = if v < 0 {
-                ("-", (-v).to_string())
-            } else {
-                ("", s.clone())
-            };
+            let (sign, mag) = if v < 0 { ("-", (-v).to_string()) } else { ("", s.clone()) };
             c.add(format!("{sign}{z}{mag}"), t);
             c.add(format!("+{z}{mag}"), t);
         }
@@ -502,17 +461,9 @@ fn floating(c: &mut Corpus) {
         }
     }
     // Powers of two around the 9-bit exponent window and the float range, written exactly enough.
-    for e in (-330i32..=-240)
-        .chain(-160..=-120)
-        .chain(120..=130)
-        .chain(250..=260)
-    {
+    for e in (-330i32..=-240).chain(-160..=-120).chain(120..=130).chain(250..=260) {
         let v = 2f64.powi(e);
-        for s in [
-            format!("{v:e}"),
-            format!("{:e}", v * 1.5),
-            format!("{:e}", v * 0.999_999_999),
-        ] {
+        for s in [format!("{v:e}"), format!("{:e}", v * 1.5), format!("{:e}", v * 0.999_999_999)] {
             c.add(s.clone(), "double");
             c.add(s, "float");
         }
@@ -526,11 +477,7 @@ fn floating(c: &mut Corpus) {
         if !v.is_finite() {
             continue;
         }
-        let t = if c.rng.below(2) == 0 {
-            "double"
-        } else {
-            "float"
-        };
+        let t = if c.rng.below(2) == 0 { "double" } else { "float" };
         let s = match c.rng.below(5) {
             0 => format!("{v:e}"),
             1 => format!("{v:.17e}"),
@@ -543,11 +490,7 @@ fn floating(c: &mut Corpus) {
     }
     // Random decimal strings in the interesting magnitude ranges.
     for _ in 0..3000 {
-        let t = if c.rng.below(2) == 0 {
-            "double"
-        } else {
-            "float"
-        };
+        let t = if c.rng.below(2) == 0 { "double" } else { "float" };
         let nd = 1 + c.rng.below(25) as usize;
         let d = c.rng.digits(nd);
         let exp = c.rng.below(700) as i64 - 350;
@@ -580,10 +523,7 @@ fn floating(c: &mut Corpus) {
         if below[last].is_ascii_digit() && below[last] > b'0' {
             below[last] -= 1;
             below.extend_from_slice(b"9999999");
-            c.add(
-                format!("{}e{e}", String::from_utf8(below).unwrap()),
-                "float",
-            );
+            c.add(format!("{}e{e}", String::from_utf8(below).unwrap()), "float");
         }
     }
 }
@@ -653,9 +593,9 @@ fn dates(c: &mut Corpus) {
         "20a0",
     ];
     let tzs = [
-        "", "Z", "+00:00", "-00:00", "-00:15", "-00:30", "-00:45", "+00:15", "+00:30", "-01:00",
-        "+05:30", "+05:45", "-05:45", "+05:07", "-03:20", "+14:00", "-14:00", "+14:15", "+13:59",
-        "+13:45", "-13:45", "+15:00", "+12:60", "+1:00", "+01:0", "+0100", "z", "UTC", "ZZ", "Z ",
+        "", "Z", "+00:00", "-00:00", "-00:15", "-00:30", "-00:45", "+00:15", "+00:30", "-01:00", "+05:30", "+05:45",
+        "-05:45", "+05:07", "-03:20", "+14:00", "-14:00", "+14:15", "+13:59", "+13:45", "-13:45", "+15:00", "+12:60",
+        "+1:00", "+01:0", "+0100", "z", "UTC", "ZZ", "Z ",
     ];
     let fracs = [
         "",
@@ -686,46 +626,19 @@ fn dates(c: &mut Corpus) {
         let y = *c.rng.pick(&years);
         let mo = c.rng.below(14);
         let d = c.rng.below(33);
-        let h = if c.rng.below(6) == 0 {
-            24
-        } else {
-            c.rng.below(26)
-        };
-        let mi = if c.rng.below(10) == 0 {
-            60
-        } else {
-            c.rng.below(60)
-        };
-        let s = if c.rng.below(10) == 0 {
-            60
-        } else {
-            c.rng.below(60)
-        };
+        let h = if c.rng.below(6) == 0 { 24 } else { c.rng.below(26) };
+        let mi = if c.rng.below(10) == 0 { 60 } else { c.rng.below(60) };
+        let s = if c.rng.below(10) == 0 { 60 } else { c.rng.below(60) };
         // Mostly valid components, some invalid.
-        let (mo, d) = if c.rng.below(3) == 0 {
-            (mo, d)
-        } else {
-            (1 + c.rng.below(12), 1 + c.rng.below(28))
-        };
-        let (h, mi, s) = if c.rng.below(3) == 0 {
-            (h, mi, s)
-        } else {
-            (c.rng.below(24), c.rng.below(60), c.rng.below(60))
-        };
-        let frac: String = if c.rng.below(100) == 0 {
-            underflow.clone()
-        } else {
-            c.rng.pick(&fracs).to_string()
-        };
+        let (mo, d) = if c.rng.below(3) == 0 { (mo, d) } else { (1 + c.rng.below(12), 1 + c.rng.below(28)) };
+        let (h, mi, s) =
+            if c.rng.below(3) == 0 { (h, mi, s) } else { (c.rng.below(24), c.rng.below(60), c.rng.below(60)) };
+        let frac: String = if c.rng.below(100) == 0 { underflow.clone() } else { c.rng.pick(&fracs).to_string() };
         let tz = *c.rng.pick(&tzs);
         let date = format!("{y}-{mo:02}-{d:02}");
         let dt = format!("{date}T{h:02}:{mi:02}:{s:02}{frac}{tz}");
         let t = *c.rng.pick(&["dateTime", "dateTimeStamp", "date"]);
-        let lex = if t == "date" {
-            format!("{date}{tz}")
-        } else {
-            dt
-        };
+        let lex = if t == "date" { format!("{date}{tz}") } else { dt };
         let lex = match c.rng.below(12) {
             0 => format!("{}{lex}", c.rng.pick(WS)),
             1 => format!("{lex}{}", c.rng.pick(WS)),
@@ -736,9 +649,7 @@ fn dates(c: &mut Corpus) {
                 if c.rng.below(2) == 0 {
                     b.remove(i);
                 } else {
-                    b[i] = *c
-                        .rng
-                        .pick(&['T', 't', ' ', '-', ':', '.', 'Z', '+', '0', '9']);
+                    b[i] = *c.rng.pick(&['T', 't', ' ', '-', ':', '.', 'Z', '+', '0', '9']);
                 }
                 b.into_iter().collect()
             }
@@ -749,8 +660,8 @@ fn dates(c: &mut Corpus) {
     // Mostly valid and inlinable: random 4-digit years, any day of the month, quarter-hour and
     // other offsets, fractions of 0..4 digits.
     let good_tz = [
-        "", "Z", "+00:00", "-00:00", "-00:15", "-00:30", "+01:00", "-05:00", "+05:30", "-09:45",
-        "+14:00", "-14:00", "+03:07",
+        "", "Z", "+00:00", "-00:00", "-00:15", "-00:30", "+01:00", "-05:00", "+05:30", "-09:45", "+14:00", "-14:00",
+        "+03:07",
     ];
     for _ in 0..4000 {
         let y = c.rng.below(8100);
@@ -758,11 +669,7 @@ fn dates(c: &mut Corpus) {
         let d = 1 + c.rng.below(31);
         let (h, mi, s) = (c.rng.below(25), c.rng.below(60), c.rng.below(60));
         let nfrac = c.rng.below(5) as usize;
-        let frac = if nfrac == 0 {
-            String::new()
-        } else {
-            format!(".{}", c.rng.digits(nfrac))
-        };
+        let frac = if nfrac == 0 { String::new() } else { format!(".{}", c.rng.digits(nfrac)) };
         let tz = *c.rng.pick(&good_tz);
         let t = *c.rng.pick(&["dateTime", "dateTimeStamp", "date"]);
         let lex = if t == "date" {
@@ -855,10 +762,7 @@ fn other_types(c: &mut Corpus) {
         ("1", "http://www.w3.org/2001/XMLSchema#anyURI"),
         ("42", "http://www.w3.org/2001/XMLSchema"),
         ("42", "http://www.w3.org/2001/XMLSchema#"),
-        (
-            "true",
-            "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString",
-        ),
+        ("true", "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"),
         ("1.5", "http://www.w3.org/2001/XMLSchema#precisionDecimal"),
     ] {
         c.cases.push((lex.to_string(), dt.to_string()));
@@ -866,10 +770,7 @@ fn other_types(c: &mut Corpus) {
 }
 
 fn corpus() -> Vec<(String, String)> {
-    let mut c = Corpus {
-        cases: Vec::new(),
-        rng: Rng(0x7db2_0001_5eed),
-    };
+    let mut c = Corpus { cases: Vec::new(), rng: Rng(0x7db2_0001_5eed) };
     integers(&mut c);
     decimals(&mut c);
     floating(&mut c);
@@ -972,18 +873,12 @@ fn inline_literal_matches_jena_5_6_0() {
                     }
                     fp_digit_differences += 1;
                 }
-                other => decode_mismatches.push(format!(
-                    "{bits:016x}: jena ({jlex:?}, {jdt}), ours {other:?}"
-                )),
+                other => decode_mismatches.push(format!("{bits:016x}: jena ({jlex:?}, {jdt}), ours {other:?}")),
             }
         }
     }
 
-    eprintln!(
-        "jena_differential: {} cases against {}",
-        cases.len(),
-        jena.display()
-    );
+    eprintln!("jena_differential: {} cases against {}", cases.len(), jena.display());
     for (t, s) in &stats {
         eprintln!(
             "  {t:<20} {:>6} cases {:>6} inlined {:>6} not inlined {:>4} abort {:>4} MISMATCHES",
@@ -997,38 +892,18 @@ fn inline_literal_matches_jena_5_6_0() {
     for m in decode_mismatches.iter().take(30) {
         eprintln!("DECODE MISMATCH {m}");
     }
-    assert!(
-        mismatches.is_empty(),
-        "{} of {} literals differ from Jena",
-        mismatches.len(),
-        cases.len()
-    );
-    assert!(
-        decode_mismatches.is_empty(),
-        "{} decodings differ from Jena",
-        decode_mismatches.len()
-    );
+    assert!(mismatches.is_empty(), "{} of {} literals differ from Jena", mismatches.len(), cases.len());
+    assert!(decode_mismatches.is_empty(), "{} decodings differ from Jena", decode_mismatches.len());
 
     // The corpus must exercise both outcomes for every inlinable datatype.
     for (t, s) in &stats {
         if t != "(other)"
             && !matches!(
                 t.as_str(),
-                "string"
-                    | "time"
-                    | "gYear"
-                    | "duration"
-                    | "anyURI"
-                    | "precisionDecimal"
-                    | "Integer"
-                    | "int "
-                    | ""
+                "string" | "time" | "gYear" | "duration" | "anyURI" | "precisionDecimal" | "Integer" | "int " | ""
             )
         {
-            assert!(
-                s.inlined > 0 && s.not_inlined + s.aborted > 0,
-                "corpus for {t} is one-sided"
-            );
+            assert!(s.inlined > 0 && s.not_inlined + s.aborted > 0, "corpus for {t} is one-sided");
         }
     }
     assert!(cases.len() > 20_000);

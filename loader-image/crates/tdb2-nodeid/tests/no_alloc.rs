@@ -58,8 +58,7 @@ fn inline_literal_does_not_allocate() {
     let mut inlined = 0;
     for _ in 0..100 {
         for (lex, dt) in &cases {
-            inlined += inline_literal(std::hint::black_box(lex), std::hint::black_box(dt)).is_some()
-                as usize;
+            inlined += inline_literal(std::hint::black_box(lex), std::hint::black_box(dt)).is_some() as usize;
         }
     }
     let after = ALLOCS.load(Ordering::Relaxed);

@@ -60,7 +60,11 @@ pub fn read_tree(dir: &Path, name: &str, p: TreeParams) -> Result<Vec<Vec<u8>>, 
             let mut max = Vec::new();
             for i in 0..=count {
                 let ptr = be_i32(&b[self.p.ptr_base + 4 * i..]) as i64;
-                let sub_max = if ty == 7 { self.leaf(ptr, depth + 1, is_root && count == 0)? } else { self.node(ptr, false, depth + 1)? };
+                let sub_max = if ty == 7 {
+                    self.leaf(ptr, depth + 1, is_root && count == 0)?
+                } else {
+                    self.node(ptr, false, depth + 1)?
+                };
                 if i < count {
                     let key = &b[4 + i * kl..4 + (i + 1) * kl];
                     if sub_max.as_slice() != key {

@@ -13,7 +13,11 @@ pub enum Term<'a> {
     Iri(&'a str),
     /// The stored label (without `_:`).
     Blank(&'a str),
-    Literal { lex: &'a str, lang: Option<&'a str>, datatype: Option<&'a str> },
+    Literal {
+        lex: &'a str,
+        lang: Option<&'a str>,
+        datatype: Option<&'a str>,
+    },
 }
 
 fn put_varint(out: &mut Vec<u8>, mut n: u64) {

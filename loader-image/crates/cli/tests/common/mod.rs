@@ -24,7 +24,10 @@ pub fn write_dump(dir: &Path, parts: usize, lines: usize) -> Vec<PathBuf> {
                 2 => format!("_:b{}", i % 131),
                 3 => format!("\"{}.5\"^^<http://www.w3.org/2001/XMLSchema#decimal>", i),
                 4 => format!("<http://example.org/class/{}>", i % 17),
-                _ => format!("\"text {i} with ümlaut, long enough to fill a dictionary quickly: {}\"", "lorem ipsum ".repeat(20)),
+                _ => format!(
+                    "\"text {i} with ümlaut, long enough to fill a dictionary quickly: {}\"",
+                    "lorem ipsum ".repeat(20)
+                ),
             };
             let subj = if i % 11 == 0 { format!("_:s{}", i % 13) } else { s };
             writeln!(gz, "{subj} <http://example.org/p{}> {o}{g} .", i % 9).unwrap();
@@ -34,7 +37,6 @@ pub fn write_dump(dir: &Path, parts: usize, lines: usize) -> Vec<PathBuf> {
     }
     files
 }
-
 
 /// The files of a database's `Data-0001`, by name, with their bytes.
 pub fn data_files(db: &Path) -> Vec<(String, Vec<u8>)> {

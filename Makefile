@@ -164,6 +164,10 @@ manifests: operator-tools ## Regenerate the BulkLoad CRD and the manager's RBAC 
 verify: operator-tools ## Fail when generated files (CRD, RBAC, deepcopy) are stale.
 	@bash hack/verify-operator-generated.sh
 
+.PHONY: verify-docs
+verify-docs: ## Fail when README.md or docs/*.md name a repository path that does not exist.
+	@bash hack/check-doc-paths.sh
+
 .PHONY: operator
 operator: ## Build the operator manager binary into bin/manager.
 	$(OPERATOR_GO) go build -trimpath -o ../bin/manager ./cmd/manager

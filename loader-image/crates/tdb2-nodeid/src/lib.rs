@@ -1,10 +1,10 @@
 //! TDB2 NodeIds and Jena 5.6.0's exact inline-literal rule.
 //!
-//! A TDB2 NodeId is 64 bits, written big-endian in index records (docs/tdb2-format.md §3):
+//! A TDB2 NodeId is 64 bits, written big-endian in index records (docs/tdb2-format.md §2):
 //!
 //! ```text
 //! bit 63 = 0              PTR: bits 0..62 = byte offset of the term in nodes-data.obj
-//! bit 63 = 1, bit 62 = 1  xsd:double, 62-bit packed (§3.2)
+//! bit 63 = 1, bit 62 = 1  xsd:double, 62-bit packed (§2, doubles)
 //! bit 63 = 1, bit 62 = 0  bits 56..61 = type code, bits 0..55 = value
 //! ```
 //!

@@ -16,10 +16,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +48,15 @@ func main() {
 	code := run(ctx, os.Args[1:], os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// exitCodesText lists the exit codes as "0 ok, 2 usage, ...".
+func exitCodesText() string {
+	var parts []string
+	for _, c := range slices.Sorted(maps.Keys(fetch.ExitCodes)) {
+		parts = append(parts, fmt.Sprintf("%d %s", c, fetch.ExitCodes[c]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) int {
@@ -86,7 +97,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			"  [--marker KEY | --manifest KEY] [--ca-file F] [--insecure] --dest DIR --report FILE\n"+
 			"  [--parallel N] [--part-size SIZE] [--metrics-addr ADDR]\n"+
 			"Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (environment only).\n"+
-			"Exit codes: 0 ok, 2 usage/configuration, 3 integrity or incomplete source, 5 no disk space, 70 internal, 75 transient.\n\n")
+			"Exit codes (docs/exit-codes.md): %s.\n\n", exitCodesText())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.StringVar(&dest, "dest", "", "destination directory (required)")
 	fs.StringVar(&report, "report", "", "write the fetch report (JSON) here (required)")
 	fs.IntVar(&parallel, "parallel", 8, "concurrent ranged reads, across and within objects")
-	fs.StringVar(&partSize, "part-size", "64Mi", "size of one ranged read and unit of resumption")
+	fs.StringVar(&partSize, "part-size", "64Mi", "size of one ranged read and unit of resumption (a Kubernetes quantity: 64Mi = 64·2^20 bytes, 64M = 64·10^6)")
 	fs.StringVar(&metrics, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. :9090) while running")
 	fs.IntVar(&retries, "retries", 8, "retries per request after a transient error")
 	fs.DurationVar(&retryBase, "retry-base", time.Second, "first retry delay (doubles each retry, at most 30s)")
@@ -131,8 +131,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		usage = append(usage, "--parallel must be at least 1")
 	}
 	ps, err := fetch.ParseSize(partSize)
-	if err != nil {
+	switch {
+	case err != nil:
 		usage = append(usage, "--part-size: "+err.Error())
+	case ps < 1:
+		usage = append(usage, "--part-size must be at least 1 byte")
 	}
 	if err := spec.Validate(); err != nil {
 		usage = append(usage, strings.Split(err.Error(), "\n")...)

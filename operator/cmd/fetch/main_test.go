@@ -188,6 +188,8 @@ func TestCLIUsage(t *testing.T) {
 		"marker + manifest": {append(base, "--marker", "p/M", "--manifest", "p/S", "--dest", "d", "--report", "r"), "mutually exclusive"},
 		"neither":           {append(base, "--dest", "d", "--report", "r"), "completion marker or a manifest is required"},
 		"bad part size":     {append(base, "--marker", "p/M", "--dest", "d", "--report", "r", "--part-size", "lots"), "--part-size"},
+		"milli part size":   {append(base, "--marker", "p/M", "--dest", "d", "--report", "r", "--part-size", "64m"), "--part-size: invalid size"},
+		"zero part size":    {append(base, "--marker", "p/M", "--dest", "d", "--report", "r", "--part-size", "0"), "--part-size must be at least 1 byte"},
 		"bad bucket":        {[]string{"--endpoint", "http://127.0.0.1:1", "--bucket", "b", "--prefix", "p/", "--marker", "p/M", "--dest", "d", "--report", "r"}, "bucket"},
 		"creds in endpoint": {[]string{"--endpoint", "http://user:pa55word@127.0.0.1:1", "--bucket", "bkt", "--prefix", "p/", "--marker", "p/M", "--dest", "d", "--report", "r"}, "must not contain credentials"},
 		"unknown flag":      {[]string{"--endpoint", "http://127.0.0.1:1", "--frobnicate"}, "frobnicate"},

@@ -112,9 +112,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	spec.Keys, spec.Include = keys, include
 	creds := source.CredentialsFromEnv()
-	prog := &lineWriter{w: stderr}
+	out := &lockedWriter{w: stderr}
+	events := fetch.NewEventLog(out, creds.Redact)
 	fail := func(code int, err error) int {
-		prog.errorLine(code, creds.Redact(err.Error()))
+		events.Emit(fetch.EventError, "exit_code", code, "error", err.Error())
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -144,7 +145,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail(fetch.ExitUsage, errors.New(strings.Join(usage, "; ")))
 	}
 	if creds.AccessKeyID == "" {
-		prog.line(`{"event":"warning","message":"AWS_ACCESS_KEY_ID is not set: accessing the bucket anonymously"}`)
+		events.Emit(fetch.EventWarning, "message", "AWS_ACCESS_KEY_ID is not set: accessing the bucket anonymously")
 	}
 
 	m := fetch.NewMetrics()
@@ -161,7 +162,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	_, err = fetch.Run(ctx, fetch.Options{
 		Source: spec, Creds: creds, Dest: dest, Report: report, Parallel: parallel, PartSize: ps,
-		Retries: retries, RetryBase: retryBase, Progress: prog, ProgressInterval: progEvery, Metrics: m, Version: version,
+		Retries: retries, RetryBase: retryBase, Progress: out, ProgressInterval: progEvery, Metrics: m, Version: version,
 		OnPart: testHookOnPart, ExpectRevision: expectRevision,
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -86,7 +87,7 @@ func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.Bulk
 	// NotFound: an earlier pass (seen through a stale cache) already let it go. The
 	// optimistic lock keeps the patch from dropping a finalizer added meanwhile; a
 	// conflict is retried (with the error's backoff) on the fresh object.
-	if err := r.Patch(ctx, bl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
+	if err := r.Patch(ctx, bl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("cannot remove the finalizer: %w", err)
 	}
 	return nil

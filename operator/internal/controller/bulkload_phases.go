@@ -450,7 +450,7 @@ func (r *BulkLoadReconciler) deleteChild(ctx context.Context, obj client.Object)
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
-	if err := r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); ignoreNotFound(err) != nil {
+	if err := r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("cannot delete %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 	}
 	return nil

@@ -164,10 +164,8 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 	st.ServingClaim = claim.Name
 	st.ServedSnapshot = want
 
-	pending := ""
-	if !handedOff {
-		pending = "the template was just changed"
-	} else {
+	pending := "the template was just changed"
+	if handedOff {
 		pending = specs.Rollout(obj)
 	}
 	if pending == "" {

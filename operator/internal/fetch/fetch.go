@@ -706,7 +706,7 @@ func (r *runner) readRange(ctx context.Context, o *object, f *os.File, off, n in
 			r.bytes.Add(int64(m))
 			r.metrics.BytesTotal.Add(float64(m))
 		}
-		if rerr == io.EOF {
+		if errors.Is(rerr, io.EOF) {
 			if got < n {
 				return got, io.ErrUnexpectedEOF
 			}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // EventName is the "event" of one JSON line on stderr; the set is closed: these constants.
@@ -108,7 +109,7 @@ func NewMetrics() *Metrics {
 			Name: "rdf_bulkload_fetch_rate_bytes_per_second", Help: "Download rate over the last progress interval."}),
 	}
 	m.Registry.MustRegister(m.BytesTotal, m.ObjectsTotal, m.RetriesTotal, m.ExpectedBytes, m.ExpectedObjects, m.Rate,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{"fetched", "skipped", "failed"} {
 		m.ObjectsTotal.WithLabelValues(r)
 	}

@@ -53,7 +53,7 @@ func TestNamesAreValidAndStable(t *testing.T) {
 			t.Errorf("%q: %v", n, errs)
 		}
 	}
-	if WorkflowName(bl, rev, 1) != WorkflowName(bl, rev, 1) || WorkflowName(bl, rev, 1) == WorkflowName(bl, rev, 2) {
+	if first := WorkflowName(bl, rev, 1); WorkflowName(bl, rev, 1) != first || first == WorkflowName(bl, rev, 2) {
 		t.Error("workflow names must be deterministic per (revision, attempt)")
 	}
 	if ShortRevision("a") == ShortRevision("b") || len(ShortRevision("a")) != 10 {

@@ -23,7 +23,44 @@ demo: loader tools-jena ## Build the loader, load examples/ into out/demo-db and
 	bash hack/demo.sh
 
 .PHONY: test
-test: test-loader test-fuzz test-source test-operator test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver e2e-cluster-local ## Run every test suite (what CI runs).
+test: lint test-loader test-fuzz test-source test-operator test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver e2e-cluster-local ## Run every test suite (what CI runs).
+
+##@ Lint and format (every language of the repository)
+
+GOLANGCI_LINT_VERSION ?= v2.15.0
+# Every Go module (the operator, the cluster suite, the test CSI driver, hack/promql-names).
+GO_MODULES := $(patsubst %/go.mod,%,$(shell git ls-files '*go.mod'))
+GO_ENV := GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
+SHELL_SCRIPTS := .ci/run $(wildcard hack/*.sh) loader-image/validate/rdf-bulkload-validate
+
+.PHONY: lint
+lint: lint-rust lint-go lint-shell ## rustfmt --check, clippy -D warnings, gofmt, go vet, golangci-lint, shellcheck (make fmt fixes formatting).
+
+.PHONY: lint-rust
+lint-rust: ## cargo fmt --check (workspace and fuzz targets), cargo clippy over all targets with -D warnings.
+	cd $(LOADER_DIR) && $(CARGO) fmt --all --check
+	cd $(LOADER_DIR)/fuzz && $(CARGO) fmt --all --check
+	cd $(LOADER_DIR) && nice $(CARGO) clippy --locked --workspace --all-targets --features rdf-bulkload/failpoints -- -D warnings
+
+.PHONY: lint-go
+lint-go: ## gofmt -l (empty), go vet and golangci-lint (.golangci.yml; built from the Go module proxy) in every Go module.
+	@unformatted=$$(gofmt -l $(GO_MODULES)); \
+	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted (run make fmt):" >&2; echo "$$unformatted" >&2; exit 1; fi
+	@golangci_lint=$$(GOLANGCI_LINT_VERSION=$(GOLANGCI_LINT_VERSION) bash hack/install-golangci-lint.sh) && \
+	for m in $(GO_MODULES); do \
+	  echo "lint-go: $$m" && \
+	  (cd $$m && $(GO_ENV) go vet -tags e2e ./... && $(GO_ENV) nice $$golangci_lint run --config $(CURDIR)/.golangci.yml ./...) || exit 1; \
+	done
+
+.PHONY: lint-shell
+lint-shell: ## shellcheck (Debian's) over hack/, .ci/run and the validate script.
+	@shellcheck=$$(bash hack/install-shellcheck.sh) && $$shellcheck -x $(SHELL_SCRIPTS)
+
+.PHONY: fmt
+fmt: ## Format Rust (cargo fmt: workspace and fuzz targets) and Go (gofmt -w, every module).
+	cd $(LOADER_DIR) && $(CARGO) fmt --all
+	cd $(LOADER_DIR)/fuzz && $(CARGO) fmt --all
+	gofmt -w $(GO_MODULES)
 
 ##@ Loader (Rust, loader-image/)
 

@@ -26,7 +26,7 @@ declare -A CHECK_RUNS=([input_lines]=12000 [input_terse]=30000 [input_decompress
 TARGETS=(input_lines input_terse input_decompress bptree_build)
 
 eval "$(bash hack/install-cargo-fuzz.sh)"
-export PATH="$(dirname "$RDF_BULKLOAD_CARGO_FUZZ"):$PATH"
+PATH="$(dirname "$RDF_BULKLOAD_CARGO_FUZZ"):$PATH"; export PATH
 if command -v rustup >/dev/null 2>&1 && rustup toolchain list | grep -q '^nightly'; then
   CARGO=(cargo +nightly)
 else

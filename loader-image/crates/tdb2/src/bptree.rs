@@ -59,7 +59,7 @@ impl TreeParams {
     pub const fn with_block_size(key_len: usize, val_len: usize, block_size: usize) -> TreeParams {
         let rec_len = key_len + val_len;
         let x = (block_size - 4 - rec_len) / (rec_len + 4);
-        let order = (x + 1) / 2;
+        let order = x.div_ceil(2);
         TreeParams {
             block_size,
             key_len,

@@ -22,7 +22,7 @@ from conftest import EXIT_BAD_INPUT
 EX = 'http://example.org/unreadable/'
 XSD = 'http://www.w3.org/2001/XMLSchema#'
 RDF = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#'
-DEEP_XML = '<a>' * 3000 + '</a>' * 3000
+DEEP_XML = '<a>' * 20000 + '</a>' * 20000  # Jena's tdbloader overflows its stack at 10000
 SHALLOW_XML = '<a>' * 500 + 'x' + '</a>' * 500
 
 # (lexical form, datatype IRI, datatype as the message names it)

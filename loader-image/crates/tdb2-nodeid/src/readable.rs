@@ -23,9 +23,11 @@
 //!   ("PT0.12345678901S") throw NumberFormatException.
 //! * `rdf:XMLLiteral`: Jena parses the fragment into a DOM and normalises it recursively; deep
 //!   element nesting overflows the thread's stack (StackOverflowError). Where depends on the
-//!   JVM's stack size: with the default 1 MiB thread stack, Jena 5.6.0 on Java 17 reads 1500
-//!   levels back and fails at 2000. We refuse well-formed fragments nested deeper than
-//!   [`XML_LITERAL_MAX_DEPTH`] levels (a margin below Jena's limit).
+//!   JVM and its stack size (measured with Java 17, default stack): the oracle reads 1500 levels
+//!   back and fails at 2000; `tdb2.tdbloader` and `tdb2.tdbquery` read 3000 and fail at 10000
+//!   (the loader then hangs). We refuse well-formed fragments nested deeper than
+//!   [`XML_LITERAL_MAX_DEPTH`] levels, below every limit seen: a fragment between that and the
+//!   JVM's limit is refused although some JVMs read it.
 //!
 //! Everything else Jena reads back: ill-formed literals of every datatype, numbers of any size,
 //! years out of any range Xerces accepts, hexBinary/base64Binary, rdf:HTML, rdf:JSON, and

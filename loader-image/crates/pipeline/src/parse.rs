@@ -24,6 +24,7 @@ use crate::input::{open_input, RawDigest, ReadAhead};
 use crate::load::{LoadOptions, MemoryPlan, OnError};
 use crate::progress::Progress;
 use crate::tuples::TupleLog;
+use crate::unreadable;
 
 pub(crate) const CHUNK_BYTES: usize = 4 << 20;
 
@@ -291,11 +292,16 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         }
                     }
                     // The full parser decides this line: its statement or its error.
+                    let mut refused = None;
                     let res = parse_line_chunk(
                         syntax,
                         line,
                         this_line,
                         |q| {
+                            if let Err(r) = unreadable::check_quad(&q) {
+                                refused = Some(r);
+                                return Ok(());
+                            }
                             out.emit(enc.quad(&q, &mut scope, quads)).map_err(|e| {
                                 sh.fail(LoadError::from_output_io("spilling", e));
                                 Stop
@@ -303,6 +309,10 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         },
                         &mut on_reject,
                     );
+                    let res = match refused {
+                        Some(r) if res.is_ok() => on_reject(unreadable::line_reject(line, this_line, r)),
+                        _ => res,
+                    };
                     if res.is_err() {
                         completed = false;
                         break;
@@ -320,6 +330,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                 };
                 let mut scope = blank_scope(file, f, true);
                 let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
+                let mut refused = Vec::new();
                 let res = parse_terse(
                     f.syntax,
                     reader,
@@ -328,6 +339,10 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
                             return Err(Stop);
                         }
+                        if let Err(r) = unreadable::check_quad(&q) {
+                            refused.push(r);
+                            return if strict { Err(Stop) } else { Ok(()) };
+                        }
                         out.emit(enc.quad(&q, &mut scope, f.syntax == Syntax::TriG)).map_err(|e| {
                             sh.fail(LoadError::from_output_io("spilling", e));
                             Stop
@@ -335,6 +350,18 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                     },
                     &mut on_reject,
                 );
+                // Refused literals become rejects once their positions are found.
+                let res = match res {
+                    Err(Ok(e)) => Err(Ok(e)),
+                    res if !refused.is_empty() => match unreadable::locate(f, refused) {
+                        Err(e) => Err(Ok(e)),
+                        Ok(rejects) => match rejects.into_iter().try_for_each(&mut on_reject) {
+                            Err(Stop) => Err(Err(Stop)),
+                            Ok(()) => res,
+                        },
+                    },
+                    res => res,
+                };
                 match res {
                     Ok(prefixes) => {
                         sh.prefixes.lock().expect("prefixes").push((file, prefixes));

@@ -525,7 +525,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            write!(out, "<http://example.org/s{}> <http://example.org/p{}> \"{}\" .\n", x % 100_000, x % 37, x)
+            writeln!(out, "<http://example.org/s{}> <http://example.org/p{}> \"{}\" .", x % 100_000, x % 37, x)
                 .unwrap();
         }
         out.truncate(len);

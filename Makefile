@@ -143,6 +143,14 @@ bench: loader tools-jena ## Full side-by-side benchmark: BSBM x10 (all anchors) 
 bench-quick: loader tools-jena ## The same benchmark on bsbm-1m only (a few minutes).
 	$(BENCH_PYTHON) bench/run.py --dataset bsbm-1m $(BENCH_ARGS)
 
+.PHONY: bench-queries
+bench-queries: loader tools-jena ## Query speed: BSBM explore queries on our database, xloader's, and ours without stats.opt (Fuseki, tdbquery).
+	$(BENCH_PYTHON) bench/queries.py $(BENCH_QUERIES_ARGS)
+
+.PHONY: bench-formats
+bench-formats: loader ## Load speed by format (nt.gz, nt.bz2, one ttl.gz) and threads (1, all) beside gzip/bzip2/lbzip2 alone.
+	$(BENCH_PYTHON) bench/formats.py $(BENCH_FORMATS_ARGS)
+
 .PHONY: bench-data
 bench-data: ## Make the synthetic x10/x50 scale-ups (cached) and the anchors' venv, run nothing.
 	$(BENCH_PYTHON) bench/run.py --dataset bsbm-x10,bsbm-x50 --prepare-only

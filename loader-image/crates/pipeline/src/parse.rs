@@ -321,7 +321,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
             }
             Job::Terse { file } => {
                 let f = &sh.files[file];
-                let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone()) {
+                let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
                     Ok(r) => ReadAhead::spawn(r),
                     Err(e) => {
                         sh.fail(sh.input_error(file, e));
@@ -411,7 +411,7 @@ fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: 
             }
             continue;
         }
-        let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone()) {
+        let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
             Ok(r) => r,
             Err(e) => return sh.fail(sh.input_error(file, e)),
         };

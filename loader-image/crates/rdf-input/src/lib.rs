@@ -5,9 +5,10 @@
 mod chunks;
 mod detect;
 pub mod fastline;
+pub mod parallel_bzip2;
 mod parse;
 
 pub use chunks::{Chunk, LineChunker};
-pub use detect::{decompress, detect, open_decompressed, Compression, InputFile, Syntax};
+pub use detect::{decompress, decompress_threads, detect, open_decompressed, Compression, InputFile, Syntax};
 pub use oxrdf;
 pub use parse::{parse_line_chunk, parse_terse, Position, Rejected};

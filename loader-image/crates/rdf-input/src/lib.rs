@@ -6,6 +6,7 @@ mod chunks;
 mod detect;
 pub mod fastline;
 mod parse;
+mod terse;
 
 pub use chunks::{Chunk, LineChunker};
 pub use detect::{decompress, detect, open_decompressed, Compression, InputFile, Syntax};

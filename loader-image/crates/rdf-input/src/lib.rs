@@ -7,6 +7,8 @@ mod detect;
 pub mod fastline;
 mod parse;
 mod terse;
+#[doc(hidden)]
+pub mod terse_check;
 
 pub use chunks::{Chunk, LineChunker};
 pub use detect::{decompress, detect, open_decompressed, Compression, InputFile, Syntax};

@@ -142,14 +142,12 @@ fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan
                             i = n;
                             break;
                         }
+                        // as oxttl reads an IRI: up to `>`, whatever comes before (a bad
+                        // character is its error, in this unit)
                         match buf[j] {
                             b'>' => {
                                 i = j + 1;
                                 iri = true;
-                                break;
-                            }
-                            b' ' | b'\t' | b'\n' | b'\r' | b'<' | b'"' | b'{' | b'}' | b'|' | b'^' | b'`' => {
-                                i += 1; // not an IRI: a lone `<`
                                 break;
                             }
                             b'\\' => j += 2,
@@ -194,12 +192,10 @@ fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan
                             i = n;
                             break;
                         }
+                        // as oxttl reads a string: a line end inside is its error, but the
+                        // token runs on to the closing quote
                         match buf[j] {
                             b'\\' => j += 2,
-                            b'\n' | b'\r' => {
-                                i = j; // unterminated: the line ends it
-                                break;
-                            }
                             b if b == c => {
                                 i = j + 1;
                                 break;

@@ -634,9 +634,8 @@ pub(crate) fn parse_units<E>(
                     Some(f) => (f - pos, u.last_end - pos),
                     None => (text.len(), text.len()),
                 };
-                let text = text.to_vec();
-                d.unit(&u, &text, at, span).map_err(Err)?;
-                at = advance(at, &text);
+                d.unit(&u, text, at, span).map_err(Err)?;
+                at = advance(at, text);
                 pos = u.end;
                 if u.kind == Kind::Tail {
                     break;

@@ -108,7 +108,7 @@ fuzz-build: ## Build the loader's fuzz targets (cargo-fuzz from crates.io into $
 
 .PHONY: test-fuzz
 test-fuzz: fuzz-build ## Fuzz targets: a fixed, seeded number of inputs each, from the committed seeds (~3 min).
-	bash hack/fuzz.sh check
+	bash hack/fuzz.sh check $(FUZZ_TARGETS)
 
 .PHONY: fuzz
 fuzz: fuzz-build ## Fuzz for FUZZ_SECONDS per target, growing loader-image/fuzz/corpus/ (FUZZ_TARGETS=...).

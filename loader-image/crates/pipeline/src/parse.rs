@@ -3,7 +3,7 @@
 //! log encoded tuples. The phase ends with the dictionary and the logs durable in the work
 //! directory, described by a [`ParseState`] for the checkpoint.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -34,7 +34,15 @@ enum Job {
 }
 
 fn reject_state(file: usize, r: Rejected) -> RejectState {
-    RejectState { file, line: r.position.line, column: r.position.column, message: r.message, text: r.text }
+    RejectState {
+        file,
+        line: r.position.line,
+        column: r.position.column,
+        message: r.message,
+        text: r.text,
+        start_line: r.start_line,
+        end_line: r.end_line,
+    }
 }
 
 /// Shared state of the parse phase.
@@ -446,6 +454,8 @@ fn write_rejects(path: &Path, sh_files: &[InputFile], rejects: &mut [RejectState
             "column": r.column,
             "reason": r.message,
             "text": r.text,
+            "start_line": if r.start_line == 0 { r.line } else { r.start_line },
+            "end_line": if r.end_line == 0 { r.line } else { r.end_line },
         });
         writeln!(w, "{line}")?;
     }
@@ -596,14 +606,11 @@ pub(crate) fn parse_phase(
         let mut per_file = std::mem::take(&mut *sh.prefixes.lock().expect("prefixes"));
         per_file.extend(resumed.prefixes.iter().map(|(f, ps)| (*f, ps.clone())));
         per_file.sort_by_key(|(f, _)| *f);
-        let mut map = BTreeMap::new();
+        // Every declaration in load order (files in order, each in input order), as Jena's
+        // loaders add them to the prefix table: a later definition of a prefix replaces the
+        // mapping, the earlier namespace stays in the prefix node table.
         for (_, ps) in per_file {
-            for (p, ns) in ps {
-                map.insert(p, ns); // a later file's definition wins, as in Jena's prefix map
-            }
-        }
-        for (p, ns) in map {
-            prefixes.push((String::new(), p, ns));
+            prefixes.extend(ps.into_iter().map(|(p, ns)| (String::new(), p, ns)));
         }
     }
     let input_md5 = sh.digests.iter().map(|d| d.lock().expect("digest").md5.clone()).collect();

@@ -7,6 +7,9 @@ mod detect;
 pub mod fastline;
 pub mod parallel_bzip2;
 mod parse;
+mod terse;
+#[doc(hidden)]
+pub mod terse_check;
 
 pub use chunks::{Chunk, LineChunker};
 pub use detect::{decompress, decompress_threads, detect, open_decompressed, Compression, InputFile, Syntax};

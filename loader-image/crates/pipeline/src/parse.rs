@@ -58,6 +58,8 @@ struct ParseShared<'a> {
     resumed: &'a PartialParse,
     chunks_done: HashSet<(usize, u64)>,
     snapshots: Snapshots,
+    /// RDF 1.2 directional literals seen, per node key (see crate::rdf12).
+    directions: crate::rdf12::Directions,
 }
 
 /// Partial checkpoints of a parse under way: the coordinator asks for a generation; each
@@ -149,6 +151,30 @@ impl ParseShared<'_> {
             seqs.sort_unstable();
         }
         p
+    }
+
+    /// A statement whose directional literal Jena could not keep apart from another
+    /// (crate::rdf12): the reject at its own position, or `None` when it may be stored (in
+    /// strict mode a conflict found here but located at the other statement is recorded
+    /// as that statement's error).
+    fn direction_conflict(&self, q: &rdf_input::oxrdf::Quad, file: usize, line: u64, text: &[u8]) -> Option<Rejected> {
+        let (key, dir, shown) = crate::rdf12::directional_object(q)?;
+        let text = String::from_utf8_lossy(text);
+        let suffix = shown.rsplit_once('@').map_or(String::new(), |(_, s)| format!("@{s}"));
+        let at = (file, line, crate::rdf12::column_in_line(&text, &suffix));
+        let strict = self.opts.on_error == OnError::Strict;
+        let c = self.directions.observe(key, dir, &shown, at, strict)?;
+        if c.at != at {
+            let (file, line, column) = c.at;
+            let r = RejectState { file, line, column, message: c.message, text: String::new() };
+            self.first_errors.lock().expect("errors").push(r);
+            return None;
+        }
+        Some(Rejected {
+            position: rdf_input::Position { line: at.1, column: at.2 },
+            message: c.message,
+            text: text.trim_end_matches('\r').to_string(),
+        })
     }
 
     fn display_name(&self, file: usize) -> String {
@@ -291,11 +317,16 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         }
                     }
                     // The full parser decides this line: its statement or its error.
+                    let mut conflict = None;
                     let res = parse_line_chunk(
                         syntax,
                         line,
                         this_line,
                         |q| {
+                            conflict = sh.direction_conflict(&q, file, this_line, line);
+                            if conflict.is_some() {
+                                return Ok(());
+                            }
                             out.emit(enc.quad(&q, &mut scope, quads)).map_err(|e| {
                                 sh.fail(LoadError::from_output_io("spilling", e));
                                 Stop
@@ -303,6 +334,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         },
                         &mut on_reject,
                     );
+                    let res = res.and_then(|()| conflict.take().map_or(Ok(()), &mut on_reject));
                     if res.is_err() {
                         completed = false;
                         break;
@@ -478,6 +510,7 @@ pub(crate) fn parse_phase(
             slots: Mutex::new(vec![WorkerSnapshot::default(); threads]),
             published: Condvar::new(),
         },
+        directions: Default::default(),
     };
     for (file, md5) in &resumed.files_done {
         sh.digests[*file].lock().expect("digest").md5 = md5.clone();

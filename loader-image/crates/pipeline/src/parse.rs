@@ -157,11 +157,16 @@ impl ParseShared<'_> {
     /// (crate::rdf12): the reject at its own position, or `None` when it may be stored (in
     /// strict mode a conflict found here but located at the other statement is recorded
     /// as that statement's error).
-    fn direction_conflict(&self, q: &rdf_input::oxrdf::Quad, file: usize, line: u64, text: &[u8]) -> Option<Rejected> {
+    fn direction_conflict(
+        &self,
+        q: &rdf_input::oxrdf::Quad,
+        file: usize,
+        locate: impl FnOnce(&str) -> (u64, u64, String),
+    ) -> Option<Rejected> {
         let (key, dir, shown) = crate::rdf12::directional_object(q)?;
-        let text = String::from_utf8_lossy(text);
         let suffix = shown.rsplit_once('@').map_or(String::new(), |(_, s)| format!("@{s}"));
-        let at = (file, line, crate::rdf12::column_in_line(&text, &suffix));
+        let (line, column, text) = locate(&suffix);
+        let at = (file, line, column);
         let strict = self.opts.on_error == OnError::Strict;
         let c = self.directions.observe(key, dir, &shown, at, strict)?;
         if c.at != at {
@@ -170,11 +175,7 @@ impl ParseShared<'_> {
             self.first_errors.lock().expect("errors").push(r);
             return None;
         }
-        Some(Rejected {
-            position: rdf_input::Position { line: at.1, column: at.2 },
-            message: c.message,
-            text: text.trim_end_matches('\r').to_string(),
-        })
+        Some(Rejected { position: rdf_input::Position { line, column }, message: c.message, text })
     }
 
     fn display_name(&self, file: usize) -> String {
@@ -323,7 +324,10 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         line,
                         this_line,
                         |q| {
-                            conflict = sh.direction_conflict(&q, file, this_line, line);
+                            conflict = sh.direction_conflict(&q, file, |suffix| {
+                                let text = String::from_utf8_lossy(line).trim_end_matches('\r').to_string();
+                                (this_line, crate::rdf12::column_in_line(&text, suffix), text)
+                            });
                             if conflict.is_some() {
                                 return Ok(());
                             }
@@ -352,6 +356,9 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                 };
                 let mut scope = blank_scope(file, f, true);
                 let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
+                let window = crate::rdf12::ReadWindow::shared();
+                let reader = crate::rdf12::WindowTee { inner: reader, window: window.clone() };
+                let on_reject = std::cell::RefCell::new(&mut on_reject);
                 let res = parse_terse(
                     f.syntax,
                     reader,
@@ -360,12 +367,15 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
                             return Err(Stop);
                         }
+                        if let Some(r) = sh.direction_conflict(&q, file, |suffix| window.borrow_mut().locate(suffix)) {
+                            return (on_reject.borrow_mut())(r);
+                        }
                         out.emit(enc.quad(&q, &mut scope, f.syntax == Syntax::TriG)).map_err(|e| {
                             sh.fail(LoadError::from_output_io("spilling", e));
                             Stop
                         })
                     },
-                    &mut on_reject,
+                    |r| (on_reject.borrow_mut())(r),
                 );
                 match res {
                     Ok(prefixes) => {

@@ -172,6 +172,75 @@ pub(crate) fn column_in_line(line: &str, lang_and_dir: &str) -> u64 {
     }
 }
 
+/// What a Turtle/TriG parser has read, to place a statement it returned (oxttl gives no
+/// position for a good statement): the last bytes read and the lines before them. Every
+/// directional literal the parser returns as an object is located, in order, as the next
+/// occurrence of its `@lang--dir` after the previous one's.
+pub(crate) struct ReadWindow {
+    bytes: Vec<u8>,
+    /// Newlines before `bytes`.
+    lines_before: u64,
+    /// Absolute offset of `bytes[0]`.
+    start: u64,
+    /// Absolute offset after the last occurrence located.
+    cursor: u64,
+}
+
+const WINDOW_KEEP: usize = 64 << 10;
+const READ_CAP: usize = 4096;
+
+/// A reader that keeps a [`ReadWindow`] of what went through it.
+pub(crate) struct WindowTee<R> {
+    pub inner: R,
+    pub window: std::rc::Rc<std::cell::RefCell<ReadWindow>>,
+}
+
+impl ReadWindow {
+    pub(crate) fn shared() -> std::rc::Rc<std::cell::RefCell<ReadWindow>> {
+        std::rc::Rc::new(std::cell::RefCell::new(ReadWindow {
+            bytes: Vec::new(),
+            lines_before: 0,
+            start: 0,
+            cursor: 0,
+        }))
+    }
+
+    /// The line, column and text of the next occurrence of `needle` (ASCII case-insensitive)
+    /// after the previous one located (else the last one read); line 0 when it is not there.
+    pub(crate) fn locate(&mut self, needle: &str) -> (u64, u64, String) {
+        let hay = self.bytes.to_ascii_lowercase();
+        let needle = needle.to_ascii_lowercase();
+        let from = (self.cursor.saturating_sub(self.start) as usize).min(hay.len());
+        let found = memchr::memmem::find(&hay[from..], needle.as_bytes()).map(|i| from + i);
+        let Some(i) = found.or_else(|| memchr::memmem::rfind(&hay, needle.as_bytes())) else {
+            return (0, 0, String::new());
+        };
+        self.cursor = self.start + (i + needle.len()) as u64;
+        let start = hay[..i].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
+        let end = hay[i..].iter().position(|&c| c == b'\n').map_or(hay.len(), |p| i + p);
+        let line = self.lines_before + memchr::memchr_iter(b'\n', &hay[..start]).count() as u64 + 1;
+        let text = String::from_utf8_lossy(&self.bytes[start..end]).trim_end_matches('\r').to_string();
+        let column = column_in_line(&text, &needle);
+        (line, column, text)
+    }
+}
+
+impl<R: io::Read> io::Read for WindowTee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let cap = buf.len().min(READ_CAP);
+        let n = self.inner.read(&mut buf[..cap])?;
+        let mut w = self.window.borrow_mut();
+        w.bytes.extend_from_slice(&buf[..n]);
+        if w.bytes.len() > 2 * WINDOW_KEEP {
+            let cut = w.bytes.len() - WINDOW_KEEP;
+            w.lines_before += memchr::memchr_iter(b'\n', &w.bytes[..cut]).count() as u64;
+            w.bytes.drain(..cut);
+            w.start += cut as u64;
+        }
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +267,25 @@ mod tests {
         assert_eq!(c.at, (0, 3, 1));
         assert!(c.message.contains("--ltr (first at line 1)"), "{}", c.message);
         assert!(d.observe(key, BaseDirection::Rtl, "x", (0, 4, 1), false).is_some());
+    }
+
+    #[test]
+    fn window_places_the_last_occurrence() {
+        use std::io::Read;
+        let text = "a\nb \"x\"@en--rtl .\n".repeat(20_000);
+        let window = ReadWindow::shared();
+        let mut tee = WindowTee { inner: text.as_bytes(), window: window.clone() };
+        let mut sink = Vec::new();
+        tee.read_to_end(&mut sink).unwrap();
+        assert_eq!(sink.len(), text.len());
+        let (line, column, shown) = window.borrow_mut().locate("@EN--rtl");
+        assert_eq!((line, column, shown.as_str()), (40_000, 3, "b \"x\"@en--rtl ."), "fell out of the window");
+        let small = ReadWindow::shared();
+        let mut tee =
+            WindowTee { inner: "x\n\"a\"@en--rtl, \"b\"@en--rtl\n\"c\"@en--rtl".as_bytes(), window: small.clone() };
+        tee.read_to_end(&mut sink).unwrap();
+        let got: Vec<_> = (0..3).map(|_| small.borrow_mut().locate("@en--rtl")).map(|(l, c, _)| (l, c)).collect();
+        assert_eq!(got, [(2, 1), (2, 1), (3, 1)], "in order, one occurrence each");
     }
 
     #[test]

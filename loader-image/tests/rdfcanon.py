@@ -45,6 +45,39 @@ class ParseError(ValueError):
     pass
 
 
+_TT_OPEN = re.compile(r'[ \t]*<<\([ \t]*')
+_TT_CLOSE = re.compile(r'[ \t]*\)>>')
+
+
+def _term_at(line, pos, where):
+    """One term at pos -> (term, end) | (None, end) at the final '.'. RDF 1.2 triple terms
+    `<<( s p o )>>` become ('triple', s, p, o); a base direction stays in the language tag
+    ("x"@en--ltr has lang 'en--ltr')."""
+    m = _TT_OPEN.match(line, pos)
+    if m:
+        parts, pos = [], m.end()
+        for _ in range(3):
+            t, pos = _term_at(line, pos, where)
+            if t is None:
+                raise ParseError('%s: unterminated triple term' % where)
+            parts.append(t)
+        m = _TT_CLOSE.match(line, pos)
+        if not m:
+            raise ParseError('%s: no )>> at %r' % (where, line[pos:pos + 60]))
+        return ('triple',) + tuple(parts), m.end()
+    m = _TOKEN.match(line, pos)
+    if not m:
+        raise ParseError('%s: cannot parse at %r' % (where, line[pos:pos + 60]))
+    if m.group(6):
+        return None, m.end()
+    if m.group(1) is not None:
+        return ('iri', unescape(m.group(1))), m.end()
+    if m.group(2) is not None:
+        return ('bnode', m.group(2)), m.end()
+    lang, dt = m.group(4), m.group(5)
+    return ('lit', unescape(m.group(3)), lang, None if dt is None else unescape(dt)), m.end()
+
+
 def parse_line(line, where=''):
     """One N-Triples/N-Quads statement -> quad, or None for blank/comment lines."""
     line = line.strip(' \t\r\n')
@@ -52,19 +85,10 @@ def parse_line(line, where=''):
         return None
     terms, pos = [], 0
     while True:
-        m = _TOKEN.match(line, pos)
-        if not m:
-            raise ParseError('%s: cannot parse at %r' % (where, line[pos:pos + 60]))
-        pos = m.end()
-        if m.group(6):
+        t, pos = _term_at(line, pos, where)
+        if t is None:
             break
-        if m.group(1) is not None:
-            terms.append(('iri', unescape(m.group(1))))
-        elif m.group(2) is not None:
-            terms.append(('bnode', m.group(2)))
-        else:
-            lang, dt = m.group(4), m.group(5)
-            terms.append(('lit', unescape(m.group(3)), lang, None if dt is None else unescape(dt)))
+        terms.append(t)
     if len(terms) == 3:
         return (None,) + tuple(terms)
     if len(terms) == 4:
@@ -128,6 +152,8 @@ def _value_key(name, s):
 
 
 def normalise_term(t):
+    if t is not None and t[0] == 'triple':
+        return ('triple',) + tuple(normalise_term(x) for x in t[1:])
     if t is None or t[0] != 'lit':
         return t
     _, lex, lang, dt = t

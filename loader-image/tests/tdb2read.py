@@ -194,6 +194,52 @@ def decode_inline(v):
     raise FormatError('unknown inline NodeId %016x' % v)
 
 
+def _nt_iri(iri):
+    # QuotedURI.writeUnicodeEscapeBadChars (its control test is `c < 20`, decimal)
+    return '<%s>' % ''.join('\\u%04X' % ord(c) if ord(c) < 20 or c in ' <>"{}|^`\\\x7f' else c for c in iri)
+
+
+def _nt_string(lex):
+    esc = {'\\': '\\\\', '"': '\\"', '\n': '\\n', '\t': '\\t', '\r': '\\r', '\f': '\\f', '\ufffd': '\\uFFFD'}
+    return '"%s"' % ''.join(esc.get(c, c) for c in lex)
+
+
+def _nt_bnode(label):
+    out = ['_:B']
+    for unit in label.encode('utf-16-be', 'surrogatepass').hex(' ', 2).split():
+        u = int(unit, 16)
+        if u == ord('X'):
+            out.append('XX')
+        elif u < 128 and chr(u).isascii() and chr(u).isalnum():
+            out.append(chr(u))
+        elif u < 256:
+            out.append('X%02X' % u)
+        else:
+            out.append('X%02XX%02X' % (u >> 8, u & 0xff))
+    return ''.join(out)
+
+
+def nt_form(term):
+    """A term in N-Triples form as Jena's NodeFmtLib.strNT writes it (a triple term's key)."""
+    k = term[0]
+    if k == 'iri':
+        return _nt_iri(term[1])
+    if k == 'bnode':
+        return _nt_bnode(term[1])
+    if k == 'lit':
+        _, lex, lang, dt, direction = term
+        if lang and direction:
+            return '%s@%s--%s' % (_nt_string(lex), lang, direction)
+        if lang:
+            return '%s@%s' % (_nt_string(lex), lang)
+        if dt and dt != XSD + 'string':
+            return '%s^^%s' % (_nt_string(lex), _nt_iri(dt))
+        return _nt_string(lex)
+    if k == 'triple':
+        return '<<( %s %s %s )>>' % tuple(nt_form(x) for x in term[1:])
+    raise FormatError('no N-Triples form for %r' % (term,))
+
+
 def node_hash(term):
     """The node-table key Jena computes for a term (spec 4.2)."""
     k = term[0]
@@ -208,6 +254,8 @@ def node_hash(term):
         elif lang:
             dt = None
         s = '%s|%s|%s|literal' % (lex, lang or '', dt or '')
+    elif k == 'triple':
+        s = nt_form(term) + '|||tripleTerm'
     else:
         raise FormatError('no hash rule for %r' % (term,))
     # Java's String.getBytes(UTF_8) writes '?' for a lone surrogate; so does Python's 'replace'

@@ -75,7 +75,7 @@ impl<'d> Encoder<'d> {
         Encoder { dict, bytes: Vec::with_capacity(256), lang: String::new(), label: String::new() }
     }
 
-    fn intern(&mut self, t: Term<'_>) -> io::Result<u64> {
+    pub(crate) fn intern(&mut self, t: Term<'_>) -> io::Result<u64> {
         self.bytes.clear();
         encode_term(&t, &mut self.bytes);
         self.dict.intern(&self.bytes, || node_hash(&t))
@@ -104,8 +104,12 @@ impl<'d> Encoder<'d> {
         match o {
             RdfTerm::NamedNode(n) => self.iri(n.as_str()),
             RdfTerm::BlankNode(b) => self.blank(b.as_str(), scope),
+            RdfTerm::Triple(t) => self.triple_term(t, scope),
             RdfTerm::Literal(l) => {
                 let lex = l.value();
+                if let (Some(lang), Some(dir)) = (l.language(), l.direction()) {
+                    return self.directional(lex, lang, dir);
+                }
                 if let Some(lang) = l.language() {
                     let mut formatted = std::mem::take(&mut self.lang);
                     format_lang_tag(lang, &mut formatted);

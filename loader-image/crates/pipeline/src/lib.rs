@@ -14,6 +14,7 @@ mod parse;
 pub mod plan;
 pub mod progress;
 mod progress_bar;
+mod rdf12;
 mod report;
 pub mod tuples;
 mod unreadable;

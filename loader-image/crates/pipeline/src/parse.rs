@@ -67,6 +67,8 @@ struct ParseShared<'a> {
     resumed: &'a PartialParse,
     chunks_done: HashSet<(usize, u64)>,
     snapshots: Snapshots,
+    /// RDF 1.2 directional literals seen, per node key (see crate::rdf12).
+    directions: crate::rdf12::Directions,
 }
 
 /// Partial checkpoints of a parse under way: the coordinator asks for a generation; each
@@ -158,6 +160,45 @@ impl ParseShared<'_> {
             seqs.sort_unstable();
         }
         p
+    }
+
+    /// A statement whose directional literal Jena could not keep apart from another
+    /// (crate::rdf12): the reject at its own position, or `None` when it may be stored (in
+    /// strict mode a conflict found here but located at the other statement is recorded
+    /// as that statement's error).
+    fn direction_conflict(
+        &self,
+        q: &rdf_input::oxrdf::Quad,
+        file: usize,
+        locate: impl FnOnce(&str) -> (u64, u64, String),
+    ) -> Option<Rejected> {
+        let (key, dir, shown) = crate::rdf12::directional_object(q)?;
+        let suffix = shown.rsplit_once('@').map_or(String::new(), |(_, s)| format!("@{s}"));
+        let (line, column, text) = locate(&suffix);
+        let at = (file, line, column);
+        let strict = self.opts.on_error == OnError::Strict;
+        let c = self.directions.observe(key, dir, &shown, at, strict)?;
+        if c.at != at {
+            let (file, line, column) = c.at;
+            let r = RejectState {
+                file,
+                line,
+                column,
+                message: c.message,
+                text: String::new(),
+                start_line: line,
+                end_line: line,
+            };
+            self.first_errors.lock().expect("errors").push(r);
+            return None;
+        }
+        Some(Rejected {
+            position: rdf_input::Position { line, column },
+            message: c.message,
+            text,
+            start_line: line,
+            end_line: line,
+        })
     }
 
     fn display_name(&self, file: usize) -> String {
@@ -301,6 +342,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                     }
                     // The full parser decides this line: its statement or its error.
                     let mut refused = None;
+                    let mut conflict = None;
                     let res = parse_line_chunk(
                         syntax,
                         line,
@@ -308,6 +350,13 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         |q| {
                             if let Err(r) = unreadable::check_quad(&q) {
                                 refused = Some(r);
+                                return Ok(());
+                            }
+                            conflict = sh.direction_conflict(&q, file, |suffix| {
+                                let text = String::from_utf8_lossy(line).trim_end_matches('\r').to_string();
+                                (this_line, crate::rdf12::column_in_line(&text, suffix), text)
+                            });
+                            if conflict.is_some() {
                                 return Ok(());
                             }
                             out.emit(enc.quad(&q, &mut scope, quads)).map_err(|e| {
@@ -321,6 +370,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         Some(r) if res.is_ok() => on_reject(unreadable::line_reject(line, this_line, r)),
                         _ => res,
                     };
+                    let res = res.and_then(|()| conflict.take().map_or(Ok(()), &mut on_reject));
                     if res.is_err() {
                         completed = false;
                         break;
@@ -339,6 +389,9 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                 let mut scope = blank_scope(file, f, true);
                 let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
                 let mut refused = Vec::new();
+                let window = crate::rdf12::ReadWindow::shared();
+                let reader = crate::rdf12::WindowTee { inner: reader, window: window.clone() };
+                let on_reject = std::cell::RefCell::new(&mut on_reject);
                 let res = parse_terse(
                     f.syntax,
                     reader,
@@ -351,19 +404,22 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                             refused.push(r);
                             return if strict { Err(Stop) } else { Ok(()) };
                         }
+                        if let Some(r) = sh.direction_conflict(&q, file, |suffix| window.borrow_mut().locate(suffix)) {
+                            return (on_reject.borrow_mut())(r);
+                        }
                         out.emit(enc.quad(&q, &mut scope, f.syntax == Syntax::TriG)).map_err(|e| {
                             sh.fail(LoadError::from_output_io("spilling", e));
                             Stop
                         })
                     },
-                    &mut on_reject,
+                    |r| (on_reject.borrow_mut())(r),
                 );
                 // Refused literals become rejects once their positions are found.
                 let res = match res {
                     Err(Ok(e)) => Err(Ok(e)),
                     res if !refused.is_empty() => match unreadable::locate(f, refused) {
                         Err(e) => Err(Ok(e)),
-                        Ok(rejects) => match rejects.into_iter().try_for_each(&mut on_reject) {
+                        Ok(rejects) => match rejects.into_iter().try_for_each(|r| (on_reject.borrow_mut())(r)) {
                             Err(Stop) => Err(Err(Stop)),
                             Ok(()) => res,
                         },
@@ -515,6 +571,7 @@ pub(crate) fn parse_phase(
             slots: Mutex::new(vec![WorkerSnapshot::default(); threads]),
             published: Condvar::new(),
         },
+        directions: Default::default(),
     };
     for (file, md5) in &resumed.files_done {
         sh.digests[*file].lock().expect("digest").md5 = md5.clone();

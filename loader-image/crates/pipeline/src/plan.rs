@@ -159,6 +159,12 @@ impl TermCounter {
                 label.truncate(32);
                 self.stored(Term::Blank(&label));
             }
+            // RDF 1.2 triple terms and directional literals: rare, counted at their size.
+            RdfTerm::Triple(t) => {
+                let mut scope = crate::encode::BlankScope::Labels { scope: String::new() };
+                let owned = crate::rdf12::owned_triple(t, &mut scope);
+                owned.with_term(&mut |term| self.stored(term));
+            }
             RdfTerm::Literal(l) => {
                 if let Some(lang) = l.language() {
                     let mut formatted = std::mem::take(&mut self.lang);

@@ -63,7 +63,13 @@ fn quote_column(line: &str, lexical: &str) -> Option<u64> {
 pub(crate) fn line_reject(line: &[u8], line_no: u64, refused: Refused) -> Rejected {
     let text = String::from_utf8_lossy(line).trim_end_matches('\r').to_string();
     let column = quote_column(&text, &refused.lexical).unwrap_or(1);
-    Rejected { position: Position { line: line_no, column }, message: refused.why.to_string(), text }
+    Rejected {
+        position: Position { line: line_no, column },
+        message: refused.why.to_string(),
+        text,
+        start_line: line_no,
+        end_line: line_no,
+    }
 }
 
 /// Rejects for the refused literals of a Turtle/TriG file, in the order the parser gave them:
@@ -107,6 +113,8 @@ pub(crate) fn locate(file: &InputFile, refused: Vec<Refused>) -> io::Result<Vec<
             position: Position { line, column },
             message: r.why.to_string(),
             text: if found.is_some() { text.clone() } else { r.lexical.clone() },
+            start_line: line,
+            end_line: line,
         });
     }
     Ok(out)

@@ -54,6 +54,9 @@ impl<'a> Cursor<'a> {
     fn iri(&mut self) -> Option<&'a str> {
         debug_assert_eq!(self.peek(), Some(b'<'));
         let start = self.i + 1;
+        if self.b.get(start) == Some(&b'<') {
+            return None; // an RDF 1.2 triple term `<<( s p o )>>`: the full parser
+        }
         let end = start + memchr::memchr(b'>', &self.b[start..])?;
         self.i = end + 1;
         Some(&self.s[start..end])
@@ -100,8 +103,8 @@ impl<'a> Cursor<'a> {
                 while k < self.b.len() && (self.b[k].is_ascii_alphanumeric() || self.b[k] == b'-') {
                     k += 1;
                 }
-                if k == ls {
-                    return None;
+                if k == ls || memchr::memmem::find(&self.b[ls..k], b"--").is_some() {
+                    return None; // empty, or an RDF 1.2 base direction (`@en--rtl`): the full parser
                 }
                 self.i = k;
                 Some(TermSlice::Literal { lex, lang: Some(&self.s[ls..k]), datatype: None })
@@ -241,6 +244,10 @@ mod tests {
             // A CR ends a comment: found by fuzzing (input_lines), oxttl reads on after it.
             "<http://a/s> <http://a/p> <http://a/o> . # c\r\x0c # d",
             "# comment\r<http://a/s> <http://a/p> <http://a/o> .",
+            // RDF 1.2: triple terms and base directions are the full parser's.
+            "<http://a/s> <http://a/p> <<( <http://a/s> <http://a/p> <http://a/o> )>> .",
+            "<http://a/s> <http://a/p> \"x\"@en--rtl .",
+            "<http://a/s> <http://a/p> \"x\"@EN--LTR .",
         ] {
             assert_eq!(parse_fast_line(line, line.contains("\"x\" \"y\"")), FastLine::Fallback, "{line}");
         }

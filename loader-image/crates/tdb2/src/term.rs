@@ -18,6 +18,15 @@ pub enum Term<'a> {
         lang: Option<&'a str>,
         datatype: Option<&'a str>,
     },
+    /// RDF 1.2 language-tagged string with a base direction (`"x"@en--ltr`): `dir` is
+    /// `"ltr"` or `"rtl"`, `lang` already formatted.
+    DirLiteral {
+        lex: &'a str,
+        lang: &'a str,
+        dir: &'a str,
+    },
+    /// RDF 1.2 triple term `<<( s p o )>>` (terms nested to any depth).
+    Triple(&'a [Term<'a>; 3]),
 }
 
 fn put_varint(out: &mut Vec<u8>, mut n: u64) {
@@ -62,6 +71,7 @@ pub fn encode_term(t: &Term<'_>, out: &mut Vec<u8>) {
             }
             out.extend_from_slice(&[0, 0]);
         }
+        Term::DirLiteral { .. } | Term::Triple(_) => crate::rdf12::encode_term(t, out),
     }
 }
 
@@ -91,6 +101,7 @@ pub fn node_hash(t: &Term<'_>) -> [u8; 16] {
                 h.update(b"|literal");
             }
         }
+        Term::DirLiteral { .. } | Term::Triple(_) => return crate::rdf12::node_hash(t),
     }
     h.finalize().into()
 }
@@ -127,6 +138,12 @@ pub fn format_lang_tag(tag: &str, out: &mut String) {
 /// Decodes one stored term (for checks and tests). Returns the term's parts and the
 /// number of bytes it occupies.
 pub fn decode_term(bytes: &[u8]) -> Option<(DecodedTerm, usize)> {
+    let mut pos = 0;
+    let t = decode_at(bytes, &mut pos, 0)?;
+    Some((t, pos))
+}
+
+fn decode_at(b: &[u8], pos: &mut usize, depth: u32) -> Option<DecodedTerm> {
     fn varint(b: &[u8], pos: &mut usize) -> Option<u64> {
         let mut n = 0u64;
         let mut shift = 0;
@@ -138,42 +155,69 @@ pub fn decode_term(bytes: &[u8]) -> Option<(DecodedTerm, usize)> {
                 return Some(n);
             }
             shift += 7;
+            if shift > 63 {
+                return None;
+            }
         }
     }
     fn string(b: &[u8], pos: &mut usize) -> Option<String> {
         let len = varint(b, pos)? as usize;
-        let s = std::str::from_utf8(b.get(*pos..*pos + len)?).ok()?.to_owned();
+        let s = std::str::from_utf8(b.get(*pos..pos.checked_add(len)?)?).ok()?.to_owned();
         *pos += len;
         Some(s)
     }
-    let mut pos = 1;
-    let kind = bytes.first()? >> 4;
+    if depth > 64 {
+        return None;
+    }
+    let head = *b.get(*pos)?;
+    *pos += 1;
+    let kind = head >> 4;
+    if kind == 9 {
+        // RDF_Triple: three RDF_Term fields, then STOP; then the union's STOP.
+        if head & 0x0f != 12 {
+            return None;
+        }
+        let mut spo = Vec::with_capacity(3);
+        for _ in 0..3 {
+            if *b.get(*pos)? != 0x1C {
+                return None;
+            }
+            *pos += 1;
+            spo.push(decode_at(b, pos, depth + 1)?);
+        }
+        if b.get(*pos..*pos + 2)? != [0, 0] {
+            return None;
+        }
+        *pos += 2;
+        let spo: [DecodedTerm; 3] = spo.try_into().ok()?;
+        return Some(DecodedTerm::Triple(Box::new(spo)));
+    }
     let mut fields: [Option<String>; 6] = Default::default();
     let mut field = 0u8;
     loop {
-        let h = *bytes.get(pos)?;
-        pos += 1;
+        let h = *b.get(*pos)?;
+        *pos += 1;
         if h == 0 {
             break;
         }
-        field += h >> 4;
+        field = field.checked_add(h >> 4)?;
         if h & 0x0f != 8 || field as usize >= fields.len() {
             return None;
         }
-        fields[field as usize] = Some(string(bytes, &mut pos)?);
+        fields[field as usize] = Some(string(b, pos)?);
     }
-    if *bytes.get(pos)? != 0 {
+    if *b.get(*pos)? != 0 {
         return None;
     }
-    pos += 1;
-    let [_, f1, f2, f3, _, _] = fields;
-    let t = match kind {
-        1 => DecodedTerm::Iri(f1?),
-        2 => DecodedTerm::Blank(f1?),
-        3 => DecodedTerm::Literal { lex: f1?, lang: f2, datatype: f3 },
+    *pos += 1;
+    let [_, f1, f2, f3, _, f5] = fields;
+    Some(match (kind, f5) {
+        (1, None) => DecodedTerm::Iri(f1?),
+        (2, None) => DecodedTerm::Blank(f1?),
+        (3, None) => DecodedTerm::Literal { lex: f1?, lang: f2, datatype: f3 },
+        (3, Some(dir)) => DecodedTerm::DirLiteral { lex: f1?, lang: f2?, dir },
         _ => return None,
-    };
-    Some((t, pos))
+    })
 }
 
 /// An owned term decoded from `nodes-data.obj`.
@@ -182,17 +226,33 @@ pub enum DecodedTerm {
     Iri(String),
     Blank(String),
     Literal { lex: String, lang: Option<String>, datatype: Option<String> },
+    DirLiteral { lex: String, lang: String, dir: String },
+    Triple(Box<[DecodedTerm; 3]>),
 }
 
 impl DecodedTerm {
-    pub fn as_term(&self) -> Term<'_> {
+    /// Calls `f` with the borrowed form of this term.
+    pub fn with_term<R>(&self, f: &mut dyn FnMut(Term<'_>) -> R) -> R {
         match self {
-            DecodedTerm::Iri(s) => Term::Iri(s),
-            DecodedTerm::Blank(s) => Term::Blank(s),
+            DecodedTerm::Iri(s) => f(Term::Iri(s)),
+            DecodedTerm::Blank(s) => f(Term::Blank(s)),
             DecodedTerm::Literal { lex, lang, datatype } => {
-                Term::Literal { lex, lang: lang.as_deref(), datatype: datatype.as_deref() }
+                f(Term::Literal { lex, lang: lang.as_deref(), datatype: datatype.as_deref() })
             }
+            DecodedTerm::DirLiteral { lex, lang, dir } => f(Term::DirLiteral { lex, lang, dir }),
+            DecodedTerm::Triple(spo) => spo[0]
+                .with_term(&mut |s| spo[1].with_term(&mut |p| spo[2].with_term(&mut |o| f(Term::Triple(&[s, p, o]))))),
         }
+    }
+
+    /// The stored bytes of this term.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        self.with_term(&mut |t| encode_term(&t, out))
+    }
+
+    /// The `nodes` key of this term.
+    pub fn node_hash(&self) -> [u8; 16] {
+        self.with_term(&mut |t| node_hash(&t))
     }
 }
 
@@ -258,7 +318,7 @@ mod tests {
             encode_term(&t, &mut out);
             let (d, n) = decode_term(&out).unwrap();
             assert_eq!(n, out.len());
-            assert_eq!(d.as_term(), t);
+            d.with_term(&mut |back| assert_eq!(back, t));
         }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bulkload_pipeline::plan::{detect_inputs, plan};
+use bulkload_pipeline::plan::{detect_inputs, plan, PlanRequest};
 use bulkload_pipeline::{load, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -192,26 +192,15 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Plan { build, json } => {
-            let opts = LoadOptions {
+            let request = PlanRequest {
                 loc: build.loc,
-                inputs: build.files,
-                on_error: OnError::Strict,
-                max_rejects: 0,
-                rejects: None,
-                report: None,
                 tmpdir: build.tmpdir,
                 threads: default_threads(build.threads),
                 memory: build.memory,
                 base: build.base,
-                replace: false,
-                source_report: None,
-                interrupt: Arc::new(AtomicBool::new(false)),
-                monitor: MonitorOptions { style: ProgressStyle::Off, ..Default::default() },
-                skip_plan_check: false,
-                fresh: false,
-                checkpoint_interval: None,
             };
-            let p = match detect_inputs(&opts.inputs).and_then(|files| plan(&opts, &files)) {
+            let no_interrupt = AtomicBool::new(false); // a plan is stopped by the signal's default action
+            let p = match detect_inputs(&build.files).and_then(|files| plan(&request, &files, &no_interrupt)) {
                 Ok(p) => p,
                 Err(e) => return fail(&e),
             };

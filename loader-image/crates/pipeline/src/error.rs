@@ -51,3 +51,9 @@ impl LoadError {
         }
     }
 }
+
+impl From<crate::budget::BudgetTooSmall> for LoadError {
+    fn from(e: crate::budget::BudgetTooSmall) -> LoadError {
+        LoadError::Resources(e.to_string())
+    }
+}

@@ -15,17 +15,17 @@ use extsort::SpillDir;
 use rdf_input::fastline::{parse_fast_line, FastLine};
 use rdf_input::{parse_line_chunk, parse_terse, Chunk, InputFile, LineChunker, Rejected, Syntax};
 
+use crate::budget::{MemoryPlan, CHUNK_BYTES};
+use crate::build::{save_checkpoint, Build};
 use crate::checkpoint::{LogState, ParseState, PartialParse, RejectState};
 use crate::dict::Dictionary;
 use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use crate::error::LoadError;
 use crate::failpoint::crash_point;
 use crate::input::{open_input, RawDigest, ReadAhead};
-use crate::load::{LoadOptions, MemoryPlan, OnError};
+use crate::options::{LoadOptions, OnError};
 use crate::progress::Progress;
 use crate::tuples::TupleLog;
-
-pub(crate) const CHUNK_BYTES: usize = 4 << 20;
 
 enum Job {
     Lines { file: usize, chunk: Chunk },
@@ -633,4 +633,29 @@ fn checkpoint_periodically(
         crash_point("parse.partial_saved");
         last = Instant::now();
     }
+}
+
+/// Phase 1 of a build: parses every input, or takes the parse an earlier run
+/// checkpointed; ends with the `parse` checkpoint.
+pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
+    let progress = b.progress();
+    progress.start_parse(b.files.iter().map(|f| f.size).sum(), b.budget.tuple_buffer_bytes(b.threads));
+    if let Some(p) = b.checkpoint.parse.clone() {
+        b.timer.resumed("parse", p.seconds);
+        return Ok(p);
+    }
+    let resumed = b.checkpoint.parse_partial.take().unwrap_or_default();
+    let base = b.checkpoint.clone();
+    let work = b.work_dir();
+    let save_partial = |partial: PartialParse| -> Result<(), LoadError> {
+        let mut c = base.clone();
+        c.parse_partial = Some(partial);
+        save_checkpoint(&c, &work)
+    };
+    let partial = PartialCheckpoints { resumed: &resumed, every: b.opts.checkpoint_interval, save: &save_partial };
+    let mut p = parse_phase(b.opts, b.files, b.spill, &b.budget, b.rejects_path, &progress, partial)?;
+    p.seconds = b.timer.lap("parse");
+    b.checkpoint.parse = Some(p.clone());
+    b.save_checkpoint()?;
+    Ok(p)
 }

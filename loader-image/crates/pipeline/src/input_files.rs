@@ -29,7 +29,7 @@ pub(crate) fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, LoadErro
     let mut out = Vec::new();
     for p in inputs {
         if p.is_dir() {
-            walk(p, &mut out).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?;
+            walk(p, &mut out).map_err(|e| LoadError::InputMissing { path: p.clone(), source: e })?;
         } else {
             out.push(p.clone());
         }
@@ -42,9 +42,7 @@ pub(crate) fn expand_inputs(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, LoadErro
 pub fn detect_inputs(inputs: &[PathBuf]) -> Result<Vec<InputFile>, LoadError> {
     let mut files = Vec::new();
     for p in expand_inputs(inputs)? {
-        files.push(
-            rdf_input::detect(&p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?,
-        );
+        files.push(rdf_input::detect(&p).map_err(|e| LoadError::InputMissing { path: p.clone(), source: e })?);
     }
     if files.is_empty() {
         return Err(LoadError::Usage("no input files".into()));

@@ -31,7 +31,7 @@ mod rerun;
 pub mod tuples;
 mod workdir;
 
-pub use error::LoadError;
+pub use error::{ExitCode, IoClass, LoadError};
 pub use load::load;
 pub use options::{LoadOptions, MonitorOptions, OnError, ProgressStyle};
 pub use report::{Report, REPORT_FILE};

@@ -12,7 +12,7 @@ use rdf_input::detect;
 use crate::build::{self, Build, Setup, Timer};
 use crate::checkpoint::{Checkpoint, CHECKPOINT_FILE};
 use crate::error::LoadError;
-use crate::events::log_event;
+use crate::events::{log_event, StateEvent};
 use crate::input_files;
 use crate::monitor::Monitor;
 use crate::options::LoadOptions;
@@ -41,7 +41,7 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
     }
     let mut files = Vec::with_capacity(opts.inputs.len());
     for p in input_files::expand_inputs(&opts.inputs)? {
-        files.push(detect(&p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?);
+        files.push(detect(&p).map_err(|e| LoadError::InputMissing { path: p.clone(), source: e })?);
     }
     if files.is_empty() {
         return Err(LoadError::Usage("the input directories hold no files".into()));
@@ -106,8 +106,7 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
     // Read up front: a bad --source-report must not cost a whole load.
     let source = match &opts.source_report {
         Some(p) => {
-            let text = fs::read_to_string(p)
-                .map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?;
+            let text = fs::read_to_string(p).map_err(|e| LoadError::InputMissing { path: p.clone(), source: e })?;
             Some(serde_json::from_str(&text).map_err(|e| LoadError::Usage(format!("{}: not JSON: {e}", p.display())))?)
         }
         None => None,
@@ -117,14 +116,24 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
         match SpillDir::reopen(&places.work_parent, &places.work_name, &cp.live_files(), &[CHECKPOINT_FILE]) {
             Ok(spill) => Some((cp, spill)),
             Err(e) => {
-                log_event(progress, "checkpoint_discarded", &places.work_dir(), &format!("{e}; starting over"));
+                log_event(
+                    progress,
+                    StateEvent::CheckpointDiscarded,
+                    &places.work_dir(),
+                    &format!("{e}; starting over"),
+                );
                 None
             }
         }
     });
     let (cp, spill) = match reopened {
         Some((cp, spill)) => {
-            log_event(progress, "resuming", &places.work_dir(), &format!("resuming after {}", cp.last_step()));
+            log_event(
+                progress,
+                StateEvent::Resuming,
+                &places.work_dir(),
+                &format!("resuming after {}", cp.last_step()),
+            );
             if cp.nodes.is_none() {
                 // Nothing in the build directory is checkpointed yet.
                 let _ = fs::remove_dir_all(&places.building);
@@ -157,13 +166,13 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
     if let Err(e) = &result {
         // A stop that a rerun can resume (a signal, a full disk, a transient I/O error) keeps
         // the work up to the last checkpoint; anything else leaves no trace.
-        let resumable = matches!(e, LoadError::Interrupted | LoadError::Resources(_) | LoadError::Transient(_));
+        let resumable = e.keeps_checkpoint();
         match Checkpoint::read(spill.path()) {
             Ok(Some(cp)) if resumable => {
                 spill.preserve();
                 log_event(
                     progress,
-                    "resumable",
+                    StateEvent::Resumable,
                     spill.path(),
                     &format!(
                         "the work up to the checkpoint after {} is kept here and in {}; run the same command again to resume \

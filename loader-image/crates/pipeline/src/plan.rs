@@ -30,6 +30,7 @@ use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
 
 use crate::budget::{MemoryPlan, MIN_SORT_BYTES};
 use crate::error::LoadError;
+use crate::events::{fields, Event};
 pub use crate::input_files::detect_inputs;
 use crate::options::LoadOptions;
 use crate::progress::Progress;
@@ -197,7 +198,7 @@ impl TermCounter {
 fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError> {
     let corrupt = |e: io::Error| {
         if e.kind() == io::ErrorKind::NotFound {
-            LoadError::InputMissing { path: f.path.clone(), message: e.to_string() }
+            LoadError::InputMissing { path: f.path.clone(), source: e }
         } else {
             LoadError::CorruptInput {
                 file: f.path.display().to_string(),
@@ -298,8 +299,7 @@ pub fn check(opts: &LoadOptions, files: &[InputFile], progress: &Progress) -> Re
         return Ok(());
     }
     let plan = plan(&PlanRequest::of(opts), files, &opts.interrupt)?;
-    let json = serde_json::json!({
-        "phase": "plan",
+    let json = Event::Plan(fields(serde_json::json!({
         "verdict": plan.verdict,
         "estimated_statements": plan.estimated_statements,
         "estimated_distinct_terms": plan.estimated_distinct_terms,
@@ -309,7 +309,8 @@ pub fn check(opts: &LoadOptions, files: &[InputFile], progress: &Progress) -> Re
         "target_free_bytes": plan.disk.target_free_bytes,
         "dictionary_spills": plan.memory.dictionary_spills,
         "problems": plan.problems,
-    });
+    })))
+    .json_line();
     let free = |f: Option<u64>| f.map_or("unknown".to_string(), human_bytes);
     let mut text = format!(
         "plan: ~{} statements, ~{} distinct terms; temp disk ~{} ({} free), database ~{} ({} free): {}",
@@ -328,7 +329,7 @@ pub fn check(opts: &LoadOptions, files: &[InputFile], progress: &Progress) -> Re
     for p in &plan.problems {
         text.push_str(&format!("\n  - {p}"));
     }
-    progress.note(json.to_string(), text);
+    progress.note(json, text);
     match plan.refusal() {
         Some(e) => Err(e),
         None => Ok(()),

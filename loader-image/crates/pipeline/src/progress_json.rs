@@ -5,10 +5,11 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::events::{fields, Event as JsonEvent};
 use crate::progress::{failed, index_names, peak_rss_bytes, Event, Phase, Progress, Snapshot};
 
 impl Snapshot {
-    /// The JSON progress line: `{"phase":"parse","progress":0.42,...}`.
+    /// The JSON progress line: `{"ts":..,"event":"progress","phase":"parse","progress":0.42,...}`.
     pub fn json_line(&self) -> String {
         use serde_json::{json, Value};
         let (fraction, eta) = self.fraction_and_eta();
@@ -54,12 +55,12 @@ impl Snapshot {
         put("resident_bytes", self.resident_bytes.into());
         put("temp_disk_bytes", self.temp_disk_bytes.into());
         put("elapsed_seconds", ((self.elapsed_seconds * 10.0).round() / 10.0).into());
-        v.to_string()
+        JsonEvent::Progress(fields(v)).json_line()
     }
 }
 
 /// JSON lines on stderr: a progress line when a phase starts and then every `interval`,
-/// `{"phase":X,"seconds":S}` when it ends, and a summary line at the end.
+/// `phase_done` when it ends, and a summary line at the end.
 pub(crate) fn run(p: &Progress, interval: Duration) {
     let mut next = Instant::now() + interval;
     let mut err = std::io::stderr();
@@ -74,7 +75,9 @@ pub(crate) fn run(p: &Progress, interval: Duration) {
                     next = Instant::now() + interval;
                     p.snapshot().json_line()
                 }
-                Event::Ended(ph, s) => format!("{{\"phase\":\"{}\",\"seconds\":{s:.3}}}", ph.name()),
+                Event::Ended(ph, s) => {
+                    JsonEvent::PhaseDone { phase: ph.name(), seconds: (s * 1000.0).round() / 1000.0 }.json_line()
+                }
                 Event::Note { json, .. } => json,
             };
             let _ = writeln!(err, "{line}");
@@ -97,7 +100,7 @@ pub(crate) fn run(p: &Progress, interval: Duration) {
     }
 }
 
-/// The final line: `{"phase":"summary","result":"ok","seconds":..,"phases":[{"name":..,"seconds":..}],..}`.
+/// The final line: `{"ts":..,"event":"summary","result":"ok","seconds":..,"phases":[{"name":..,"seconds":..}],..}`.
 pub(crate) fn summary_json(p: &Progress) -> String {
     // In order, as the build report's `phases`.
     let phases: Vec<serde_json::Value> = p
@@ -106,8 +109,7 @@ pub(crate) fn summary_json(p: &Progress) -> String {
         .map(|(ph, s)| serde_json::json!({"name": ph.name(), "seconds": (s * 1000.0).round() / 1000.0}))
         .collect();
     let s = p.snapshot();
-    serde_json::json!({
-        "phase": "summary",
+    JsonEvent::Summary(fields(serde_json::json!({
         "result": if failed(p) { "failed" } else { "ok" },
         "seconds": (s.elapsed_seconds * 1000.0).round() / 1000.0,
         "phases": phases,
@@ -117,8 +119,8 @@ pub(crate) fn summary_json(p: &Progress) -> String {
         "terms": s.terms_written,
         "peak_rss_bytes": peak_rss_bytes(),
         "already_complete": p.already_complete.load(Ordering::Relaxed),
-    })
-    .to_string()
+    })))
+    .json_line()
 }
 
 #[cfg(test)]
@@ -132,6 +134,7 @@ mod tests {
         p.bytes_read.store(250, Ordering::Relaxed);
         p.parse_job_done(42, 0, 900);
         let v: serde_json::Value = serde_json::from_str(&p.snapshot().json_line()).unwrap();
+        assert_eq!(v["event"], "progress");
         assert_eq!(v["phase"], "parse");
         assert_eq!(v["progress"], 0.25);
         assert_eq!(v["bytes_read"], 250);

@@ -10,7 +10,7 @@ use tdb2::{GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
 
 use crate::checkpoint::{BuildIdentity, Checkpoint, InputIdentity};
 use crate::error::LoadError;
-use crate::events::log_event;
+use crate::events::{log_event, StateEvent};
 use crate::options::LoadOptions;
 use crate::progress::Progress;
 use crate::report::{Report, REPORT_FILE};
@@ -23,10 +23,8 @@ pub(crate) fn identity(
 ) -> Result<BuildIdentity, LoadError> {
     let mut inputs = Vec::with_capacity(files.len());
     for f in files {
-        inputs.push(
-            InputIdentity::of(&f.path)
-                .map_err(|e| LoadError::InputMissing { path: f.path.clone(), message: e.to_string() })?,
-        );
+        inputs
+            .push(InputIdentity::of(&f.path).map_err(|e| LoadError::InputMissing { path: f.path.clone(), source: e })?);
     }
     Ok(BuildIdentity {
         loader_version: env!("CARGO_PKG_VERSION").into(),
@@ -52,14 +50,19 @@ pub(crate) fn checkpoint_to_resume(
         Ok(Some(cp)) => cp,
         Ok(None) => return None,
         Err(e) => {
-            log_event(progress, "checkpoint_discarded", &work, &format!("unreadable checkpoint ({e}); starting over"));
+            log_event(
+                progress,
+                StateEvent::CheckpointDiscarded,
+                &work,
+                &format!("unreadable checkpoint ({e}); starting over"),
+            );
             return None;
         }
     };
     if opts.fresh {
         log_event(
             progress,
-            "checkpoint_discarded",
+            StateEvent::CheckpointDiscarded,
             &work,
             &format!("--fresh: not resuming after {}; starting over", cp.last_step()),
         );
@@ -68,7 +71,7 @@ pub(crate) fn checkpoint_to_resume(
     if let Some(why) = cp.identity.difference(identity) {
         log_event(
             progress,
-            "checkpoint_discarded",
+            StateEvent::CheckpointDiscarded,
             &work,
             &format!("the checkpoint after {} is for another load: {why}; starting over", cp.last_step()),
         );
@@ -77,7 +80,7 @@ pub(crate) fn checkpoint_to_resume(
     if cp.building != places.building.display().to_string() {
         log_event(
             progress,
-            "checkpoint_discarded",
+            StateEvent::CheckpointDiscarded,
             &work,
             "the checkpoint names another build directory; starting over",
         );
@@ -86,7 +89,7 @@ pub(crate) fn checkpoint_to_resume(
     if cp.nodes.is_some() && !places.gen_dir.is_dir() && !(cp.finished && opts.loc.is_dir()) {
         log_event(
             progress,
-            "checkpoint_discarded",
+            StateEvent::CheckpointDiscarded,
             &work,
             &format!("{} is gone; starting over", places.building.display()),
         );
@@ -127,7 +130,12 @@ pub(crate) fn already_complete(
     progress: &Progress,
     why: &str,
 ) -> Result<Report, LoadError> {
-    log_event(progress, "already_complete", &opts.loc, &format!("{why}; the database is complete, nothing to do"));
+    log_event(
+        progress,
+        StateEvent::AlreadyComplete,
+        &opts.loc,
+        &format!("{why}; the database is complete, nothing to do"),
+    );
     progress.already_complete.store(true, Ordering::Relaxed);
     let _ = fs::remove_dir_all(sibling(&opts.loc, "old"));
     let work = places.work_dir();

@@ -55,12 +55,7 @@ impl LoadLock {
     pub(crate) fn take(places: &Places) -> Result<LoadLock, LoadError> {
         use std::os::unix::fs::MetadataExt;
         let path = places.work_parent.join(format!("{}.lock", places.work_name.trim_end_matches(".spill")));
-        let busy = || {
-            LoadError::Transient(format!(
-                "another load of this database is running (it holds {}); try again when it has ended",
-                path.display()
-            ))
-        };
+        let busy = || LoadError::Busy { lock: path.clone() };
         let file = File::options()
             .create(true)
             .truncate(false)

@@ -171,7 +171,7 @@ fn build_index<const N: usize>(
             stop()?;
             log.for_each(|t| {
                 pushed += 1;
-                if pushed % (1 << 14) == 0 {
+                if pushed.is_multiple_of(1 << 14) {
                     crash_point("indexes.sort_push");
                 }
                 sorter.push(std::array::from_fn(|i| remap.map(t[cols[i]])))

@@ -36,6 +36,9 @@ fn reject_state(file: usize, r: Rejected) -> RejectState {
     RejectState { file, line: r.position.line, column: r.position.column, message: r.message, text: r.text }
 }
 
+/// The prefixes one input file declared: (file index, [(prefix, namespace)]).
+type FilePrefixes = (usize, Vec<(String, String)>);
+
 /// Shared state of the parse phase.
 struct ParseShared<'a> {
     opts: &'a LoadOptions,
@@ -53,7 +56,7 @@ struct ParseShared<'a> {
     rejected: AtomicU64,
     fatal: Mutex<Option<LoadError>>,
     cancelled: AtomicBool,
-    prefixes: Mutex<Vec<(usize, Vec<(String, String)>)>>,
+    prefixes: Mutex<Vec<FilePrefixes>>,
     /// What an interrupted run of this parse already did (empty when starting afresh).
     resumed: &'a PartialParse,
     chunks_done: HashSet<(usize, u64)>,
@@ -156,7 +159,7 @@ impl ParseShared<'_> {
     }
     fn input_error(&self, file: usize, e: io::Error) -> LoadError {
         if e.kind() == io::ErrorKind::NotFound {
-            LoadError::InputMissing { path: self.files[file].path.clone(), message: e.to_string() }
+            LoadError::InputMissing { path: self.files[file].path.clone(), source: e }
         } else {
             let what = self.files[file].compression.name();
             LoadError::CorruptInput {
@@ -261,11 +264,8 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                 let syntax = sh.files[file].syntax;
                 let quads = syntax == Syntax::NQuads;
                 let whole_chunk_utf8 = std::str::from_utf8(&chunk.data).is_ok();
-                let mut line_no = chunk.first_line;
                 completed = true;
-                for line in chunk.data.split(|&b| b == b'\n') {
-                    let this_line = line_no;
-                    line_no += 1;
+                for (this_line, line) in (chunk.first_line..).zip(chunk.data.split(|&b| b == b'\n')) {
                     if whole_chunk_utf8 || std::str::from_utf8(line).is_ok() {
                         // Valid UTF-8: checked for the whole chunk, or for this line just now.
                         let text = std::str::from_utf8(line).unwrap_or_default();

@@ -70,10 +70,13 @@ pub(crate) fn run(p: &Progress, interval: Duration) {
         for e in p.take_events() {
             let line = match e {
                 Event::Started(Phase::Done | Phase::Plan) => continue,
-                Event::Started(_) => {
+                Event::Started(phase) => {
                     building = true;
                     next = Instant::now() + interval;
-                    p.snapshot().json_line()
+                    // The phase that started, even when a short one has already ended by now.
+                    let mut s = p.snapshot();
+                    s.phase = phase;
+                    s.json_line()
                 }
                 Event::Ended(ph, s) => {
                     JsonEvent::PhaseDone { phase: ph.name(), seconds: (s * 1000.0).round() / 1000.0 }.json_line()

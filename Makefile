@@ -132,7 +132,7 @@ BENCH_ARGS ?=
 # rdf-bulkload's --memory for the x50 run: below the size of its dictionary, so the
 # spill path is exercised (x50's dictionary: ~5.7 GiB in the loader's accounting, 1.15 GiB
 # at x10; its TDB2 term file nodes-data.obj ~2.8 GiB).
-BENCH_X50_MEMORY ?= 2G
+BENCH_X50_MEMORY ?= 2Gi
 
 .PHONY: bench
 bench: loader tools-jena ## Full side-by-side benchmark: BSBM x10 (all anchors) and x50 (--memory budget, no xloader).

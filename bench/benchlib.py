@@ -18,16 +18,24 @@ RDF_BULKLOAD = "rdf-bulkload"
 ANCHORS = ("tdb2-xloader", "tdb2-phased", "tdb2-parallel", "oxigraph")
 JENA_ANCHORS = ("tdb2-xloader", "tdb2-phased", "tdb2-parallel")
 
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B?)?\s*$", re.IGNORECASE)
-_SIZE_MULT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+# Kubernetes quantities, as the loader's --memory reads them (crates/cli/src/quantity.rs):
+# plain bytes, k M G T P E (powers of 1000; also kB MB GB TB), Ki Mi Gi Ti Pi Ei (powers of
+# 1024; also KiB MiB GiB TiB), an optional decimal fraction.
+_SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?)(|k|kB|M|MB|G|GB|T|TB|P|E|Ki|KiB|Mi|MiB|Gi|GiB|Ti|TiB|Pi|Ei)$")
+_SIZE_MULT = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+              "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
 
 
 def parse_size(text):
-    """'4G', '1536M', '2GiB', '1000' -> bytes (binary multiples, as --memory means)."""
+    """'4Gi', '1536Mi', '800M', '1000' -> bytes (Kubernetes quantities, as --memory means)."""
     m = _SIZE_RE.match(str(text))
     if not m:
-        raise ValueError("not a size: %r (use e.g. 2G, 1536M)" % (text,))
-    return int(float(m.group(1)) * _SIZE_MULT[m.group(2).upper()])
+        raise ValueError("not a size: %r (use e.g. 2Gi, 1536Mi, 800M)" % (text,))
+    number, suffix = m.group(1), m.group(2)
+    whole, _, fraction = number.partition(".")
+    scale = 10 ** len(fraction)
+    mult = _SIZE_MULT[suffix[:-1] if suffix.endswith("B") else suffix]
+    return -(-int(whole + fraction) * mult // scale)  # a fraction of a byte rounds up
 
 
 def fmt_bytes(n):

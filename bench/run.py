@@ -3,7 +3,7 @@
 Oxigraph's bulk loader, on the same gzipped N-Triples input, in one run.
 
     python3 bench/run.py --dataset bsbm-1m                       # all tools, one run each
-    python3 bench/run.py --dataset bsbm-x10,bsbm-x50 --memory bsbm-x50=2G --skip-slow bsbm-x50
+    python3 bench/run.py --dataset bsbm-x10,bsbm-x50 --memory bsbm-x50=2Gi --skip-slow bsbm-x50
     python3 bench/run.py --help
 
 Per tool and dataset it reports wall time, triples/s, wall / `gzip -dc` floor, how many
@@ -469,7 +469,7 @@ COLUMNS_HELP = """\
 # ---------------------------------------------------------------- main
 
 def parse_memory(values):
-    """['2G', 'bsbm-x50=1G'] -> {None: '2G', 'bsbm-x50': '1G'} (checked to be sizes)."""
+    """['2Gi', 'bsbm-x50=1Gi'] -> {None: '2Gi', 'bsbm-x50': '1Gi'} (checked to be sizes)."""
     out = {}
     for v in values or ():
         ds, _, size = v.rpartition("=")

@@ -72,10 +72,16 @@ class RatioTest(unittest.TestCase):
         self.assertEqual((s["ok_runs"], s["error"]), (1, "exit code 3"))
 
     def test_sizes(self):
-        self.assertEqual(bl.parse_size("4G"), 4 << 30)
-        self.assertEqual(bl.parse_size("1536M"), 1536 * MiB)
+        self.assertEqual(bl.parse_size("4Gi"), 4 << 30)
+        self.assertEqual(bl.parse_size("4G"), 4 * 10**9)
+        self.assertEqual(bl.parse_size("1536Mi"), 1536 * MiB)
+        self.assertEqual(bl.parse_size("800MB"), 800 * 10**6)
         self.assertEqual(bl.parse_size("2GiB"), 2 << 30)
+        self.assertEqual(bl.parse_size("1.5Gi"), 3 << 29)
         self.assertEqual(bl.parse_size("1000"), 1000)
+        for bad in ("64m", "64K", "1.G", "2 G"):
+            with self.assertRaises(ValueError):
+                bl.parse_size(bad)
         with self.assertRaises(ValueError):
             bl.parse_size("lots")
         self.assertEqual(bl.fmt_bytes(3 * MiB // 2), "1.50 MiB")

@@ -220,7 +220,7 @@ def run_loader(img):
         with open(os.path.join(root, 'scratch/fetch-report.json'), 'w') as f:
             f.write('{"objects": []}\n')
         # the workflow's load step as the operator writes it (specs.LoaderArgs): no shell
-        r = in_image(root, 'rdf-bulkload', 'load', '--loc', '/data/db', '--tmpdir', '/scratch/tmp', '--memory', '256M',
+        r = in_image(root, 'rdf-bulkload', 'load', '--loc', '/data/db', '--tmpdir', '/scratch/tmp', '--memory', '256Mi',
                      '--threads', '2', '--on-error', 'strict', '--report', '/data/report.json',
                      '--source-report', '/scratch/fetch-report.json', '--metrics-addr', '127.0.0.1:0', '/data/input')
         assert r.returncode == 0, 'load step in the image: %d\n%s' % (r.returncode, r.stderr)

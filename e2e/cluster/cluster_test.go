@@ -829,7 +829,7 @@ func (s *suite) checkStepPods() {
 	defer s.mu.Unlock()
 	want := map[string][]string{
 		"fetch":    {`"event":"done"`, `"revision":"sha256:`},
-		"load":     {`"phase":"summary"`, `"result":"ok"`},
+		"load":     {`"event":"summary"`, `"result":"ok"`},
 		"validate": {`"triples"`},
 	}
 	for step, needles := range want {

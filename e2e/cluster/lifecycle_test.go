@@ -256,7 +256,7 @@ func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
 	s.deletePod(ctx, s.runningPod(ctx, "app.kubernetes.io/name="+minioName), "MinIO, during the fetch")
 	// The loader pod is deleted after the parse phase's checkpoint: the retry resumes from it.
 	load := s.stepPod(ctx, faults+"-", "load")
-	s.waitLogLine(ctx, load.Name, `"phase":"parse","seconds"`)
+	s.waitLogLine(ctx, load.Name, `"event":"phase_done","phase":"parse"`)
 	s.deletePod(ctx, load.Name, "the loader's, after its parse checkpoint")
 	u := s.readyWith(ctx, faults, "", buildTimeout)
 	s.checkResumed(logs, load)
@@ -273,7 +273,7 @@ func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
 			return wf != "" && wf != first
 		})
 		load = s.stepPod(ctx, statusString(u, "workflow", "name"), "load") // its nodes: <workflow>[1].load
-		s.waitLogLine(ctx, load.Name, `"phase":"parse","seconds"`)
+		s.waitLogLine(ctx, load.Name, `"event":"phase_done","phase":"parse"`)
 		s.killLoader(load)
 		s.readyWith(ctx, faults, r, buildTimeout)
 		s.checkResumed(logs, load)
@@ -385,7 +385,7 @@ func (s *suite) checkResumed(logs *logCapture, interrupted *corev1.Pod) {
 	var resumed string
 	all := logs.stepLogs(faults, "load")
 	for pod, log := range all {
-		if pod != instance(interrupted) && strings.Contains(log, `"event":"resuming"`) && strings.Contains(log, `"phase":"summary"`) {
+		if pod != instance(interrupted) && strings.Contains(log, `"event":"resuming"`) && strings.Contains(log, `"event":"summary"`) {
 			resumed = pod
 		}
 	}

@@ -456,7 +456,7 @@ def main():
             t0 = time.time()
             # the load step's command line (specs.LoaderArgs), the input directory passed whole
             r = run(['nice', LOADER, 'load', '--loc', db, '--tmpdir', os.path.join(scratch, 'tmp'),
-                     '--memory', '2G', '--threads', '2', '--on-error', 'strict',
+                     '--memory', '2Gi', '--threads', '2', '--on-error', 'strict',
                      '--report', os.path.join(data, 'report.json'), '--source-report', fetch_report,
                      '--metrics-addr', '127.0.0.1:0', inputs])
             state['load_s'] = time.time() - t0

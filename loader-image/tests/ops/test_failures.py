@@ -73,7 +73,7 @@ def test_input_that_disappears_exit_4(loader_fp, tmp_path):
     try:
         for line in p.stderr:  # the parse phase's first progress line comes before the delay
             seen.append(line)
-            if line.startswith('{"') and '"phase":"parse"' in line and '"progress"' in line:
+            if line.startswith('{"ts"') and '"event":"progress"' in line and '"phase":"parse"' in line:
                 os.remove(second)
                 break
         else:
@@ -95,7 +95,7 @@ def test_full_tmpdir_exit_5(loader, tmp_path):
     src = synthetic_nt(tmp_path / 'big.nt', 200000)
     with small_filesystem(tmp_path / 'small') as small:
         db = tmp_path / 'db'
-        r = loader.load(db, ['--tmpdir', small, '--memory', '128M', '--threads', '1', '--skip-plan-check', src],
+        r = loader.load(db, ['--tmpdir', small, '--memory', '128Mi', '--threads', '1', '--skip-plan-check', src],
                         expect=EXIT_RESOURCES)
         assert 'no space left on device' in r.stderr, r.stderr[-2000:]
         assert_clean(db, small)
@@ -133,9 +133,9 @@ def test_budget_too_small_exit_5_with_numbers(check, loader, tmp_path):
     src = synthetic_nt(tmp_path / 'in.nt', 100)
     db = tmp_path / 'db'
     opts = ['--skip-plan-check'] if check == 'skip-plan-check' else []
-    r = loader.load(db, ['--memory', '1M', '--threads', '2'] + opts + [src], expect=EXIT_RESOURCES)
+    r = loader.load(db, ['--memory', '1Mi', '--threads', '2'] + opts + [src], expect=EXIT_RESOURCES)
     m = re.search(r'--memory 1 MiB is below the minimum of (\d+) MiB for 2 threads', r.stderr)
     assert m and int(m.group(1)) > 1, r.stderr
     assert_clean(db)
     # and the budget it names is enough
-    loader.load(db, ['--memory', '%sM' % m.group(1), '--threads', '2', src], expect=EXIT_OK, check=False)
+    loader.load(db, ['--memory', '%sMi' % m.group(1), '--threads', '2', src], expect=EXIT_OK, check=False)

@@ -35,7 +35,7 @@ def test_plan_describes_inputs_and_fits(loader, tmp_path):
     gz = str(tmp_path / 'b.nt.gz')
     with open(nt, 'rb') as f, gzip.open(gz, 'wb') as g:
         g.write(f.read())
-    r = loader.run('plan', '--loc', tmp_path / 'db', '--memory', '1G', nt, gz)
+    r = loader.run('plan', '--loc', tmp_path / 'db', '--memory', '1Gi', nt, gz)
     assert r.returncode == EXIT_OK, r.stderr
     plan = json.loads(r.stdout)  # not a terminal: JSON
     ins = {os.path.basename(i['path']): i for i in plan['inputs']}
@@ -77,17 +77,22 @@ def test_json_progress_covers_every_phase(loader, tmp_path):
     lines = [l for l in r.stderr.splitlines() if l.strip()]
     assert lines[-1].startswith('loaded '), lines[-1]
     events = [json.loads(l) for l in lines[:-1]]  # every other line is JSON
-    progress = [e for e in events if 'progress' in e]
+    # one envelope: "ts" (RFC 3339 UTC, milliseconds) and "event" first, in that order
+    for line, e in zip(lines, events):
+        assert list(e)[:2] == ['ts', 'event'], line
+        assert re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z', e['ts']), line
+    progress = [e for e in events if e['event'] == 'progress']
     assert [p for p in PHASES if p in {e['phase'] for e in progress}] == PHASES, progress
     parse = [e for e in progress if e['phase'] == 'parse']
     assert all(e['bytes_total'] == os.path.getsize(src) for e in parse)
     assert {'bytes_read', 'bytes_per_second', 'statements', 'memory_bytes', 'memory_budget_bytes',
             'temp_disk_bytes'} <= set(parse[-1]), parse[-1]
     assert any(e['phase'] == 'indexes' and 'records_total' in e for e in progress)
-    timed = [e['phase'] for e in events if 'seconds' in e and e['phase'] != 'summary']
+    timed = [e['phase'] for e in events if e['event'] == 'phase_done']
     assert timed == PHASES, timed
+    assert all(e['seconds'] >= 0 for e in events if e['event'] == 'phase_done')
     summary = events[-1]
-    assert summary['phase'] == 'summary' and summary['result'] == 'ok', summary
+    assert summary['event'] == 'summary' and summary['result'] == 'ok', summary
     assert [x['name'] for x in summary['phases']] == PHASES and summary['statements'] == 50000, summary
 
 
@@ -129,12 +134,12 @@ def test_progress_bars_on_a_terminal(loader, tmp_path):
     assert 'ETA' in text
     assert re.search(r'parse done in [\d.]+s', text), text[-3000:]
     assert re.search(r'phase\s+time\s+share\s+parse\s+[\d.]+s\s+[\d.]+%', text), 'no summary table:\n' + text[-3000:]
-    assert '{"phase"' not in text, 'JSON lines on a terminal'
+    assert '{"ts"' not in text, 'JSON lines on a terminal'
 
 
 def test_plan_on_a_terminal_is_a_table(loader, tmp_path):
     src = synthetic_nt(tmp_path / 'in.nt', 1000)
-    code, text = _run_on_pty(loader.cmd + ['plan', '--loc', str(tmp_path / 'db'), '--memory', '1G', src], stream='stdout')
+    code, text = _run_on_pty(loader.cmd + ['plan', '--loc', str(tmp_path / 'db'), '--memory', '1Gi', src], stream='stdout')
     assert code == EXIT_OK, text
     assert re.search(r'in\.nt\s+n-triples\s+none\s+[\d.]+ KiB\s+1000\s+sampled to the end', text), text
     assert re.search(r'distinct terms\s+~2007', text), text

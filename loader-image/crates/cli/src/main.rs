@@ -3,14 +3,16 @@
 use std::io::{IsTerminal, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use std::process::ExitCode;
+use std::process::ExitCode as ProcessExit;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bulkload_pipeline::plan::{detect_inputs, plan};
-use bulkload_pipeline::{load, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle};
+use bulkload_pipeline::plan::{detect_inputs, plan, PlanRequest};
+use bulkload_pipeline::{load, ExitCode, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+mod quantity;
 
 #[derive(Parser)]
 #[command(name = "rdf-bulkload", version, about = "Build an Apache Jena TDB2 database from RDF dumps, fast and safely")]
@@ -42,8 +44,9 @@ struct BuildArgs {
     /// Worker threads (default: all cores).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
-    /// Memory budget for the whole process, e.g. 4GiB, 800M.
-    #[arg(long, default_value = "2GiB", value_parser = parse_size, value_name = "SIZE")]
+    /// Memory budget for the whole process, a Kubernetes quantity: 4Gi, 1536Mi (powers of
+    /// 1024), 800M (powers of 1000), or bytes.
+    #[arg(long, default_value = "2Gi", value_parser = quantity::parse_bytes, value_name = "SIZE")]
     memory: u64,
     /// Base IRI for relative IRIs in Turtle/TriG (default: each file's file:// URL).
     #[arg(long, value_name = "IRI")]
@@ -153,24 +156,7 @@ fn default_threads(threads: Option<usize>) -> usize {
     threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Parses sizes like `512M`, `4GiB`, `1.5G`, `1000000` (bytes).
-fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("invalid size {s:?}"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(format!("invalid size unit in {s:?}")),
-    };
-    Ok((n * mult as f64) as u64)
-}
-
-fn main() -> ExitCode {
+fn main() -> ProcessExit {
     // A fixed mmap threshold: glibc otherwise raises it to the size of the largest block
     // freed (up to 32 MiB; the plan's 16 MiB sample is one), after which blocks of that size
     // come from arenas that never shrink, and resident memory drifts above the budget's
@@ -185,33 +171,22 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            let code = if e.use_stderr() { ExitCode::Usage } else { ExitCode::Ok };
             let _ = e.print();
-            return ExitCode::from(code);
+            return ProcessExit::from(code.code());
         }
     };
     match cli.command {
         Command::Plan { build, json } => {
-            let opts = LoadOptions {
+            let request = PlanRequest {
                 loc: build.loc,
-                inputs: build.files,
-                on_error: OnError::Strict,
-                max_rejects: 0,
-                rejects: None,
-                report: None,
                 tmpdir: build.tmpdir,
                 threads: default_threads(build.threads),
                 memory: build.memory,
                 base: build.base,
-                replace: false,
-                source_report: None,
-                interrupt: Arc::new(AtomicBool::new(false)),
-                monitor: MonitorOptions { style: ProgressStyle::Off, ..Default::default() },
-                skip_plan_check: false,
-                fresh: false,
-                checkpoint_interval: None,
             };
-            let p = match detect_inputs(&opts.inputs).and_then(|files| plan(&opts, &files)) {
+            let no_interrupt = AtomicBool::new(false); // a plan is stopped by the signal's default action
+            let p = match detect_inputs(&build.files).and_then(|files| plan(&request, &files, &no_interrupt)) {
                 Ok(p) => p,
                 Err(e) => return fail(&e),
             };
@@ -224,7 +199,7 @@ fn main() -> ExitCode {
             };
             match p.refusal() {
                 Some(e) => fail(&e), // exit 5, with the numbers
-                None => ExitCode::SUCCESS,
+                None => ProcessExit::SUCCESS,
             }
         }
         Command::Load {
@@ -248,7 +223,7 @@ fn main() -> ExitCode {
             for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
                 if let Err(e) = signal_hook::flag::register(sig, interrupt.clone()) {
                     eprintln!("rdf-bulkload: error: cannot install signal handler: {e}");
-                    return ExitCode::from(70);
+                    return ProcessExit::from(ExitCode::Internal.code());
                 }
             }
             let opts = LoadOptions {
@@ -279,14 +254,14 @@ fn main() -> ExitCode {
                         "{} already holds this load (same inputs and options): {} triples and {} quads, built earlier; nothing to do",
                         r.location, r.triples, r.quads
                     );
-                    ExitCode::SUCCESS
+                    ProcessExit::SUCCESS
                 }
                 Ok(r) => {
                     eprintln!(
                         "loaded {} triples and {} quads ({} distinct terms, {} rejected) into {} in {:.1}s",
                         r.triples, r.quads, r.distinct_terms, r.rejects, r.location, r.duration_seconds
                     );
-                    ExitCode::SUCCESS
+                    ProcessExit::SUCCESS
                 }
                 Err(e) => fail(&e),
             }
@@ -294,14 +269,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn fail(e: &LoadError) -> ExitCode {
+fn fail(e: &LoadError) -> ProcessExit {
     eprintln!("rdf-bulkload: error: {e}");
-    ExitCode::from(e.exit_code() as u8)
+    ProcessExit::from(e.exit_code().code())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_seconds, parse_size};
+    use super::parse_seconds;
     use std::time::Duration;
 
     #[test]
@@ -313,14 +288,5 @@ mod tests {
         assert!(parse_seconds("0").is_err());
         assert!(parse_seconds("-1").is_err());
         assert!(parse_seconds("5 fortnights").is_err());
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("512M"), Ok(512 << 20));
-        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
-        assert_eq!(parse_size("1.5g"), Ok(3 << 29));
-        assert_eq!(parse_size("100"), Ok(100));
-        assert!(parse_size("12 parsecs").is_err());
     }
 }

@@ -23,7 +23,7 @@ fn budget_and_threads_do_not_change_the_database() {
     let reference = tmp.path().join("ref");
     load(&reference, &one, &["--threads", "1"]);
     let spilled = tmp.path().join("spilled");
-    load(&spilled, &one, &["--threads", "4", "--memory", "180M"]);
+    load(&spilled, &one, &["--threads", "4", "--memory", "180Mi"]);
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(spilled.join("bulkload-report.json")).unwrap()).unwrap();
     assert!(
@@ -66,7 +66,7 @@ fn failures_use_the_documented_exit_codes_and_leave_nothing() {
     assert_eq!(code, Some(4), "{err}");
     assert!(err.contains("absent.nt"), "{err}");
 
-    let (code, err) = run(&db, &["--memory", "10M"], &good);
+    let (code, err) = run(&db, &["--memory", "10Mi"], &good);
     assert_eq!(code, Some(5), "{err}");
     assert!(err.contains("MiB"), "names the numbers: {err}");
 

@@ -34,7 +34,7 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Two indexes build at once.
-const ARGS: &[&str] = &["--threads", "2", "--memory", "150M"];
+const ARGS: &[&str] = &["--threads", "2", "--memory", "150Mi"];
 
 fn run(db: &Path, files: &[PathBuf], failpoints: Option<&str>, extra: &[&str]) -> Output {
     let mut c = Command::new(bin());

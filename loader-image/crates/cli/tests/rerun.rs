@@ -67,12 +67,12 @@ fn rerun_of_a_finished_load_exits_0_and_touches_nothing() {
     std::fs::remove_file(&copy).unwrap();
     let before = snapshot(&db);
     // Threads and memory do not change the database: still the same load.
-    let (code, err) = run(&db, &["--report", copy_arg, "--threads", "1", "--memory", "300M"], &files);
+    let (code, err) = run(&db, &["--report", copy_arg, "--threads", "1", "--memory", "300Mi"], &files);
     assert_eq!(code, Some(0), "a rerun of a finished load succeeds: {err}");
     assert!(err.contains("already holds this load"), "the human line says so: {err}");
     assert!(err.contains("\"event\":\"already_complete\""), "{err}");
     let summary =
-        err.lines().find(|l| l.contains("\"phase\":\"summary\"")).unwrap_or_else(|| panic!("no summary line: {err}"));
+        err.lines().find(|l| l.contains("\"event\":\"summary\"")).unwrap_or_else(|| panic!("no summary line: {err}"));
     let summary: serde_json::Value = serde_json::from_str(summary).unwrap();
     assert_eq!((&summary["result"], &summary["already_complete"]), (&"ok".into(), &true.into()), "{summary}");
     let again = json(&copy);

@@ -19,7 +19,7 @@ use std::fs::File;
 use std::hash::BuildHasher;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rdf_input::oxrdf::{GraphName, NamedOrBlankNode, Quad, Term as RdfTerm};
@@ -28,8 +28,11 @@ use serde::Serialize;
 use tdb2::term::{encode_term, format_lang_tag, Term, XSD_STRING};
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
 
+use crate::budget::{MemoryPlan, MIN_SORT_BYTES};
 use crate::error::LoadError;
-use crate::load::{LoadOptions, MemoryPlan};
+use crate::events::{fields, Event};
+pub use crate::input_files::detect_inputs;
+use crate::options::LoadOptions;
 use crate::progress::Progress;
 
 // ---- The model's constants -------------------------------------------------------------
@@ -73,8 +76,6 @@ pub const DB_BYTES_PER_NODE_RECORD: f64 = 24.5;
 /// Files of every database whatever its size: the empty trees' blocks, prefix tables,
 /// journal, stats, report. Measured: a one-triple database is 0.2 MiB.
 pub const DB_FIXED_BYTES: u64 = 1 << 20;
-/// Sort buffers below this per index builder make no sense (load.rs asks for 32 MiB).
-const MIN_SORT_BYTES: u64 = 32 << 20;
 
 // ---- Sampling ---------------------------------------------------------------------------
 
@@ -203,7 +204,7 @@ impl TermCounter {
 fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError> {
     let corrupt = |e: io::Error| {
         if e.kind() == io::ErrorKind::NotFound {
-            LoadError::InputMissing { path: f.path.clone(), message: e.to_string() }
+            LoadError::InputMissing { path: f.path.clone(), source: e }
         } else {
             LoadError::CorruptInput {
                 file: f.path.display().to_string(),
@@ -269,12 +270,31 @@ fn memchr_last_newline(data: &[u8]) -> Option<usize> {
 
 // ---- The plan ---------------------------------------------------------------------------
 
-impl MemoryPlan {
-    /// The parse workers' tuple buffers: each holds `log_tuples_per_worker` triples (24
-    /// bytes) and half as many quads (32 bytes), as tuples.rs `TupleLog` reserves them.
-    pub(crate) fn tuple_buffer_bytes(&self, threads: usize) -> u64 {
-        let t = self.log_tuples_per_worker.max(1024) as u64;
-        threads as u64 * (t * 24 + (t / 2).max(1024) * 32)
+/// What the plan needs to know of a build besides its inputs: where it goes and what it
+/// may use.
+#[derive(Clone, Debug)]
+pub struct PlanRequest {
+    /// The database directory (`--loc`).
+    pub loc: PathBuf,
+    /// Where spill files go (default: beside the database).
+    pub tmpdir: Option<PathBuf>,
+    pub threads: usize,
+    /// The memory budget in bytes.
+    pub memory: u64,
+    /// Base IRI for relative IRIs in the sampled Turtle/TriG.
+    pub base: Option<String>,
+}
+
+impl PlanRequest {
+    /// The plan's part of a load's options.
+    pub fn of(opts: &LoadOptions) -> PlanRequest {
+        PlanRequest {
+            loc: opts.loc.clone(),
+            tmpdir: opts.tmpdir.clone(),
+            threads: opts.threads,
+            memory: opts.memory,
+            base: opts.base.clone(),
+        }
     }
 }
 
@@ -284,9 +304,8 @@ pub fn check(opts: &LoadOptions, files: &[InputFile], progress: &Progress) -> Re
     if opts.skip_plan_check {
         return Ok(());
     }
-    let plan = plan(opts, files)?;
-    let json = serde_json::json!({
-        "phase": "plan",
+    let plan = plan(&PlanRequest::of(opts), files, &opts.interrupt)?;
+    let json = Event::Plan(fields(serde_json::json!({
         "verdict": plan.verdict,
         "estimated_statements": plan.estimated_statements,
         "estimated_distinct_terms": plan.estimated_distinct_terms,
@@ -296,7 +315,8 @@ pub fn check(opts: &LoadOptions, files: &[InputFile], progress: &Progress) -> Re
         "target_free_bytes": plan.disk.target_free_bytes,
         "dictionary_spills": plan.memory.dictionary_spills,
         "problems": plan.problems,
-    });
+    })))
+    .json_line();
     let free = |f: Option<u64>| f.map_or("unknown".to_string(), human_bytes);
     let mut text = format!(
         "plan: ~{} statements, ~{} distinct terms; temp disk ~{} ({} free), database ~{} ({} free): {}",
@@ -315,7 +335,7 @@ pub fn check(opts: &LoadOptions, files: &[InputFile], progress: &Progress) -> Re
     for p in &plan.problems {
         text.push_str(&format!("\n  - {p}"));
     }
-    progress.note(json.to_string(), text);
+    progress.note(json, text);
     match plan.refusal() {
         Some(e) => Err(e),
         None => Ok(()),
@@ -386,7 +406,32 @@ pub struct Plan {
     pub disk: DiskNeeds,
     pub verdict: Verdict,
     /// Why the verdict is not "fits", with the numbers.
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
+}
+
+/// One reason why a build does not fit, or fits only without the safety margin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Problem {
+    /// [`Verdict::Tight`] or [`Verdict::DoesNotFit`].
+    pub verdict: Verdict,
+    /// What is needed and what there is.
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.verdict {
+            Verdict::Tight => write!(f, "tight: {}", self.message),
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+/// As the text shows it: JSON readers see the same line as a terminal.
+impl Serialize for Problem {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 /// Free bytes for an unprivileged writer on the filesystem holding `dir` (or, if it does
@@ -436,31 +481,16 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
-/// The input files as `load` sees them: directories expanded, syntax and compression
-/// detected.
-pub fn detect_inputs(inputs: &[PathBuf]) -> Result<Vec<InputFile>, LoadError> {
-    let mut files = Vec::new();
-    for p in crate::load::expand_inputs(inputs)? {
-        files.push(
-            rdf_input::detect(&p).map_err(|e| LoadError::InputMissing { path: p.clone(), message: e.to_string() })?,
-        );
-    }
-    if files.is_empty() {
-        return Err(LoadError::Usage("no input files".into()));
-    }
-    Ok(files)
-}
-
 /// Samples the inputs and checks the build against memory and disk.
-pub fn plan(opts: &LoadOptions, files: &[InputFile]) -> Result<Plan, LoadError> {
+pub fn plan(req: &PlanRequest, files: &[InputFile], interrupt: &AtomicBool) -> Result<Plan, LoadError> {
     // Which inputs to sample: all up to MAX_SAMPLED_INPUTS, else evenly spread ones.
     let step = files.len().div_ceil(MAX_SAMPLED_INPUTS).max(1);
     let mut inputs: Vec<Option<InputEstimate>> = vec![None; files.len()];
     for i in (0..files.len()).step_by(step) {
-        if opts.interrupt.load(Ordering::Relaxed) {
+        if interrupt.load(Ordering::Relaxed) {
             return Err(LoadError::Interrupted);
         }
-        inputs[i] = Some(sample(&files[i], opts.base.as_deref())?);
+        inputs[i] = Some(sample(&files[i], req.base.as_deref())?);
     }
     // The rest: like the sampled ones, per compressed byte.
     let (sb, ss, st, stb) = inputs.iter().flatten().fold((0u64, 0u64, 0u64, 0u64), |a, e| {
@@ -485,12 +515,12 @@ pub fn plan(opts: &LoadOptions, files: &[InputFile]) -> Result<Plan, LoadError> 
             })
         })
         .collect();
-    Ok(assess(opts, inputs))
+    Ok(assess(req, inputs))
 }
 
 /// The resource model proper, on given estimates.
-pub fn assess(opts: &LoadOptions, inputs: Vec<InputEstimate>) -> Plan {
-    let threads = opts.threads.max(1);
+pub fn assess(req: &PlanRequest, inputs: Vec<InputEstimate>) -> Plan {
+    let threads = req.threads.max(1);
     let statements: u64 = inputs.iter().map(|e| e.statements).sum();
     // Statements of quad syntaxes may all be quads; N-Triples/Turtle ones are triples.
     let quads: u64 = inputs.iter().filter(|e| e.quads).map(|e| e.statements).sum();
@@ -499,35 +529,35 @@ pub fn assess(opts: &LoadOptions, inputs: Vec<InputEstimate>) -> Plan {
     let term_bytes: u64 = inputs.iter().map(|e| e.term_bytes).sum();
     let mut problems = Vec::new();
     let mut verdict = Verdict::Fits;
-    let mut worse = |v: Verdict, why: String, problems: &mut Vec<String>| {
+    let mut worse = |v: Verdict, why: String, problems: &mut Vec<Problem>| {
         if v == Verdict::DoesNotFit || verdict == Verdict::Fits {
             verdict = v;
         }
-        problems.push(why);
+        problems.push(Problem { verdict: v, message: why });
     };
     let with_margin = |n: u64| (n as f64 * (1.0 + MARGIN)) as u64;
 
     // ---- Memory
-    let mem_plan = MemoryPlan::new(opts.memory, threads);
+    let mem_plan = MemoryPlan::new(req.memory, threads);
     let fixed = MemoryPlan::fixed_bytes(threads);
     let (dictionary_budget, tuple_buffers) = match &mem_plan {
         Ok(p) => (p.dictionary, p.tuple_buffer_bytes(threads)),
         Err(_) => (0, 0),
     };
     if let Err(e) = &mem_plan {
-        worse(Verdict::DoesNotFit, e.to_string().trim_start_matches("out of resources: ").to_string(), &mut problems);
+        worse(Verdict::DoesNotFit, e.to_string(), &mut problems);
     }
     let dictionary_bytes = term_bytes + terms * DICT_MEMORY_PER_TERM;
     let dictionary_spills = dictionary_bytes > dictionary_budget;
     let remap = terms * 8;
-    let sort_bytes = opts.memory as i64 - (fixed + remap + tuple_buffers) as i64;
+    let sort_bytes = req.memory as i64 - (fixed + remap + tuple_buffers) as i64;
     if mem_plan.is_ok() {
         let need = fixed + remap + tuple_buffers + MIN_SORT_BYTES;
         let msg = |remap: u64, need: u64| {
             format!(
                 "--memory {} cannot hold the id remap table (~{} for ~{} distinct terms, 8 bytes each) beside {} of fixed and tuple buffers \
                  and {} of sort buffers: give at least --memory {}",
-                human_bytes(opts.memory),
+                human_bytes(req.memory),
                 human_bytes(remap),
                 terms,
                 human_bytes(fixed + tuple_buffers),
@@ -535,14 +565,10 @@ pub fn assess(opts: &LoadOptions, inputs: Vec<InputEstimate>) -> Plan {
                 human_bytes(need)
             )
         };
-        if need > opts.memory {
+        if need > req.memory {
             worse(Verdict::DoesNotFit, msg(remap, need), &mut problems);
-        } else if need + with_margin(remap) - remap > opts.memory {
-            worse(
-                Verdict::Tight,
-                format!("tight: {}", msg(with_margin(remap), need + with_margin(remap) - remap)),
-                &mut problems,
-            );
+        } else if need + with_margin(remap) - remap > req.memory {
+            worse(Verdict::Tight, msg(with_margin(remap), need + with_margin(remap) - remap), &mut problems);
         }
     }
 
@@ -567,12 +593,12 @@ pub fn assess(opts: &LoadOptions, inputs: Vec<InputEstimate>) -> Plan {
         + (terms as f64 * DB_BYTES_PER_NODE_RECORD) as u64
         + (triples as f64 * DB_BYTES_PER_TRIPLE_RECORD * TRIPLE_INDEXES.len() as f64) as u64
         + (quads as f64 * DB_BYTES_PER_QUAD_RECORD * QUAD_INDEXES.len() as f64) as u64;
-    let tmp_dir = opts.tmpdir.clone().unwrap_or_else(|| target_dir(&opts.loc));
-    let target = target_dir(&opts.loc);
+    let tmp_dir = req.tmpdir.clone().unwrap_or_else(|| target_dir(&req.loc));
+    let target = target_dir(&req.loc);
     let tmp_free = free_bytes(&tmp_dir);
     let target_free = free_bytes(&target);
     let same_filesystem = matches!((device(&tmp_dir), device(&target)), (Some(a), Some(b)) if a == b);
-    let mut check = |what: String, need: u64, free: Option<u64>, problems: &mut Vec<String>| {
+    let mut check = |what: String, need: u64, free: Option<u64>, problems: &mut Vec<Problem>| {
         let Some(free) = free else { return };
         if need > free {
             worse(
@@ -584,7 +610,7 @@ pub fn assess(opts: &LoadOptions, inputs: Vec<InputEstimate>) -> Plan {
             worse(
                 Verdict::Tight,
                 format!(
-                    "tight: needs ~{} {what} ({} with the {:.0}% margin), {} free",
+                    "needs ~{} {what} ({} with the {:.0}% margin), {} free",
                     human_bytes(need),
                     human_bytes(with_margin(need)),
                     MARGIN * 100.0,
@@ -614,7 +640,7 @@ pub fn assess(opts: &LoadOptions, inputs: Vec<InputEstimate>) -> Plan {
         estimated_distinct_terms: terms,
         estimated_term_bytes: term_bytes,
         memory: MemoryNeeds {
-            budget_bytes: opts.memory,
+            budget_bytes: req.memory,
             threads,
             fixed_bytes: fixed,
             dictionary_budget_bytes: dictionary_budget,
@@ -644,7 +670,7 @@ impl Plan {
     pub fn refusal(&self) -> Option<LoadError> {
         (self.verdict == Verdict::DoesNotFit).then(|| {
             let hard: Vec<&str> =
-                self.problems.iter().filter(|p| !p.starts_with("tight:")).map(String::as_str).collect();
+                self.problems.iter().filter(|p| p.verdict == Verdict::DoesNotFit).map(|p| p.message.as_str()).collect();
             LoadError::Resources(format!(
                 "the build cannot fit ({}; estimated from a sample: ~{} statements, ~{} distinct terms); \
                  `rdf-bulkload plan` shows the whole estimate",
@@ -742,26 +768,8 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    fn opts(dir: &Path, memory: u64) -> LoadOptions {
-        LoadOptions {
-            loc: dir.join("db"),
-            inputs: vec![],
-            on_error: crate::OnError::Strict,
-            max_rejects: 0,
-            rejects: None,
-            report: None,
-            tmpdir: None,
-            threads: 2,
-            memory,
-            base: None,
-            replace: false,
-            source_report: None,
-            interrupt: Default::default(),
-            monitor: Default::default(),
-            skip_plan_check: false,
-            fresh: false,
-            checkpoint_interval: None,
-        }
+    fn opts(dir: &Path, memory: u64) -> PlanRequest {
+        PlanRequest { loc: dir.join("db"), tmpdir: None, threads: 2, memory, base: None }
     }
 
     fn est(statements: u64, terms: u64, term_bytes: u64) -> InputEstimate {
@@ -791,7 +799,7 @@ mod tests {
         }
         gz.finish().unwrap();
         let f = rdf_input::detect(&p).unwrap();
-        let plan = plan(&opts(tmp.path(), 1 << 30), &[f]).unwrap();
+        let plan = plan(&opts(tmp.path(), 1 << 30), &[f], &AtomicBool::new(false)).unwrap();
         assert_eq!(plan.inputs[0].basis, "sampled to the end");
         assert_eq!(plan.estimated_statements, 2000);
         // s0..s999, p, n, o0..o499; integers are inline
@@ -811,7 +819,8 @@ mod tests {
             f.write_all(line(i).as_bytes()).unwrap();
         }
         drop(f);
-        let plan = plan(&opts(tmp.path(), 1 << 30), &[rdf_input::detect(&p).unwrap()]).unwrap();
+        let plan =
+            plan(&opts(tmp.path(), 1 << 30), &[rdf_input::detect(&p).unwrap()], &AtomicBool::new(false)).unwrap();
         let e = &plan.inputs[0];
         assert_eq!(e.basis, "sampled");
         let err = (e.statements as f64 - n as f64).abs() / n as f64;
@@ -840,7 +849,7 @@ mod tests {
         assert_eq!(plan.verdict, Verdict::Tight, "{:?}", plan.problems);
         assert!(plan.refusal().is_none(), "a tight build is started");
         assert!(
-            plan.problems.iter().any(|p| p.starts_with("tight:") && p.contains("remap table")),
+            plan.problems.iter().any(|p| p.verdict == Verdict::Tight && p.message.contains("remap table")),
             "{:?}",
             plan.problems
         );
@@ -853,7 +862,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let plan = assess(&opts(tmp.path(), 1 << 20), vec![est(10, 10, 100)]);
         assert_eq!(plan.verdict, Verdict::DoesNotFit);
-        assert!(plan.problems[0].contains("below the minimum"), "{:?}", plan.problems);
+        assert!(plan.problems[0].message.contains("below the minimum"), "{:?}", plan.problems);
     }
 
     #[test]

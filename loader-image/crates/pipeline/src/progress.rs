@@ -7,8 +7,6 @@
 //! through a small event queue so that a renderer sees every phase, however short.
 
 use std::collections::VecDeque;
-use std::io::{IsTerminal, Write};
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -16,7 +14,6 @@ use std::time::{Duration, Instant};
 use extsort::SpillDir;
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
 
-use crate::error::LoadError;
 use crate::failpoint::crash_point;
 
 /// The phases of a load, in order.
@@ -288,6 +285,16 @@ impl Progress {
         self.stopping.load(Ordering::Relaxed)
     }
 
+    /// The load is over (`ok`: how it ended): the renderers draw the end and stop.
+    pub(crate) fn stop(&self, ok: bool) {
+        if !ok {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        self.phase.store(Phase::Done as u8, Ordering::Relaxed);
+        self.stopping.store(true, Ordering::Relaxed);
+        self.wake.notify_all();
+    }
+
     /// A snapshot of the numbers, as the JSON progress lines and the metrics show them.
     pub fn snapshot(&self) -> Snapshot {
         let phase = self.phase();
@@ -364,55 +371,6 @@ impl Snapshot {
         let eta = (f > 0.0).then(|| self.phase_seconds * (1.0 - f) / f);
         (f, eta)
     }
-
-    /// The JSON progress line: `{"phase":"parse","progress":0.42,...}`.
-    pub fn json_line(&self) -> String {
-        use serde_json::{json, Value};
-        let (fraction, eta) = self.fraction_and_eta();
-        let mut v = json!({
-            "phase": self.phase.name(),
-            "progress": (fraction * 1000.0).round() / 1000.0,
-        });
-        let m = v.as_object_mut().expect("object");
-        let mut put = |k: &str, x: Value| {
-            m.insert(k.to_string(), x);
-        };
-        match self.phase {
-            Phase::Parse => {
-                put("bytes_read", self.bytes_read.into());
-                put("bytes_total", self.bytes_total.into());
-                put("bytes_per_second", (self.bytes_per_second.round() as u64).into());
-                put("statements", self.statements.into());
-                put("statements_per_second", (self.statements_per_second.round() as u64).into());
-                put("rejects", self.rejects.into());
-            }
-            Phase::Nodes => {
-                put("terms_written", self.terms_written.into());
-                put("terms_total", self.terms_total.into());
-            }
-            Phase::Indexes => {
-                put("records_written", self.index_records.iter().sum::<u64>().into());
-                put("records_total", self.index_expected.iter().sum::<u64>().into());
-                let per: serde_json::Map<String, Value> = index_names()
-                    .zip(self.index_records.iter())
-                    .zip(self.index_expected.iter())
-                    .filter(|(_, e)| **e > 0)
-                    .map(|((n, r), _)| (n.to_string(), (*r).into()))
-                    .collect();
-                put("indexes", Value::Object(per));
-            }
-            _ => {}
-        }
-        if let Some(eta) = eta {
-            put("eta_seconds", (eta.round() as u64).into());
-        }
-        put("memory_bytes", self.memory_bytes.into());
-        put("memory_budget_bytes", self.memory_budget_bytes.into());
-        put("resident_bytes", self.resident_bytes.into());
-        put("temp_disk_bytes", self.temp_disk_bytes.into());
-        put("elapsed_seconds", ((self.elapsed_seconds * 10.0).round() / 10.0).into());
-        v.to_string()
-    }
 }
 
 /// Resident set size of this process now (from /proc/self/statm; 0 where unavailable).
@@ -427,163 +385,14 @@ pub fn resident_bytes() -> u64 {
         })
 }
 
-/// How progress is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ProgressStyle {
-    /// Bars when stderr is a terminal, JSON lines otherwise.
-    #[default]
-    Auto,
-    Bars,
-    Json,
-    /// Nothing (library use).
-    Off,
-}
-
-/// What a load shows while it runs.
-#[derive(Clone, Debug)]
-pub struct MonitorOptions {
-    pub style: ProgressStyle,
-    /// Between two JSON progress lines.
-    pub interval: Duration,
-    /// Serve Prometheus metrics at `http://ADDR/metrics` while the load runs.
-    pub metrics_addr: Option<SocketAddr>,
-}
-
-impl Default for MonitorOptions {
-    fn default() -> Self {
-        MonitorOptions { style: ProgressStyle::Auto, interval: Duration::from_secs(10), metrics_addr: None }
-    }
-}
-
-/// The renderers of one load: a reporter thread (bars or JSON lines) and the metrics
-/// server. [`Monitor::finish`] stops both and prints the per-phase summary.
-pub struct Monitor {
-    progress: Arc<Progress>,
-    reporter: Option<std::thread::JoinHandle<()>>,
-    metrics: Option<crate::metrics::MetricsServer>,
-}
-
-impl Monitor {
-    pub fn start(opts: &MonitorOptions, progress: Arc<Progress>) -> Result<Monitor, LoadError> {
-        let metrics = match opts.metrics_addr {
-            Some(addr) => Some(crate::metrics::MetricsServer::start(addr, progress.clone())?),
-            None => None,
-        };
-        let style = match opts.style {
-            ProgressStyle::Auto if std::io::stderr().is_terminal() => ProgressStyle::Bars,
-            ProgressStyle::Auto => ProgressStyle::Json,
-            s => s,
-        };
-        let interval = opts.interval.max(Duration::from_millis(50));
-        let reporter = match style {
-            ProgressStyle::Off => None,
-            ProgressStyle::Bars => {
-                let p = progress.clone();
-                Some(spawn_reporter(move || crate::progress_bar::run(&p)))
-            }
-            _ => {
-                let p = progress.clone();
-                Some(spawn_reporter(move || run_json(&p, interval)))
-            }
-        };
-        Ok(Monitor { progress, reporter, metrics })
-    }
-
-    /// Stops the renderers once the load is over; `ok` says how it ended.
-    pub fn finish(mut self, ok: bool) {
-        self.stop(ok);
-    }
-
-    fn stop(&mut self, ok: bool) {
-        if !ok {
-            self.progress.failed.store(true, Ordering::Relaxed);
-        }
-        self.progress.phase.store(Phase::Done as u8, Ordering::Relaxed);
-        self.progress.stopping.store(true, Ordering::Relaxed);
-        self.progress.wake.notify_all();
-        if let Some(h) = self.reporter.take() {
-            let _ = h.join();
-        }
-        if let Some(m) = self.metrics.take() {
-            m.stop();
-        }
-    }
-}
-
-impl Drop for Monitor {
-    fn drop(&mut self) {
-        // A panic unwinding through the load: stop the threads all the same.
-        if self.reporter.is_some() || self.metrics.is_some() {
-            self.stop(false);
-        }
-    }
-}
-
-fn spawn_reporter(f: impl FnOnce() + Send + 'static) -> std::thread::JoinHandle<()> {
-    std::thread::Builder::new().name("progress".into()).spawn(f).expect("spawn progress reporter")
-}
-
-/// JSON lines on stderr: a progress line when a phase starts and then every `interval`,
-/// `{"phase":X,"seconds":S}` when it ends, and a summary line at the end.
-fn run_json(p: &Progress, interval: Duration) {
-    let mut next = Instant::now() + interval;
-    let mut err = std::io::stderr();
-    let mut building = false;
-    loop {
-        let stopping = p.stopping();
-        for e in p.take_events() {
-            let line = match e {
-                Event::Started(Phase::Done | Phase::Plan) => continue,
-                Event::Started(_) => {
-                    building = true;
-                    next = Instant::now() + interval;
-                    p.snapshot().json_line()
-                }
-                Event::Ended(ph, s) => format!("{{\"phase\":\"{}\",\"seconds\":{s:.3}}}", ph.name()),
-                Event::Note { json, .. } => json,
-            };
-            let _ = writeln!(err, "{line}");
-        }
-        if stopping {
-            break;
-        }
-        if Instant::now() >= next {
-            let s = p.snapshot();
-            if matches!(s.phase, Phase::Parse | Phase::Nodes | Phase::Indexes | Phase::Finish) {
-                let _ = writeln!(err, "{}", s.json_line());
-            }
-            next = Instant::now() + interval;
-        }
-        p.wait(next.saturating_duration_since(Instant::now()).min(Duration::from_millis(500)));
-    }
-    if building || p.already_complete.load(Ordering::Relaxed) {
-        // (A load refused before it began, e.g. by the plan, has nothing to sum up.)
-        let _ = writeln!(err, "{}", summary_json(p));
-    }
-}
-
-/// The final line: `{"phase":"summary","result":"ok","seconds":..,"phases":[{"name":..,"seconds":..}],..}`.
-pub(crate) fn summary_json(p: &Progress) -> String {
-    // In order, as the build report's `phases`.
-    let phases: Vec<serde_json::Value> = p
-        .phase_seconds()
-        .into_iter()
-        .map(|(ph, s)| serde_json::json!({"name": ph.name(), "seconds": (s * 1000.0).round() / 1000.0}))
-        .collect();
-    let s = p.snapshot();
-    serde_json::json!({
-        "phase": "summary",
-        "result": if p.failed.load(Ordering::Relaxed) { "failed" } else { "ok" },
-        "seconds": (s.elapsed_seconds * 1000.0).round() / 1000.0,
-        "phases": phases,
-        "statements": s.statements,
-        "rejects": s.rejects,
-        "bytes_read": s.bytes_read,
-        "terms": s.terms_written,
-        "peak_rss_bytes": crate::load::peak_rss_bytes(),
-        "already_complete": p.already_complete.load(Ordering::Relaxed),
-    })
-    .to_string()
+/// Peak resident set size of this process (VmHWM), in bytes.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
 }
 
 pub(crate) fn failed(p: &Progress) -> bool {
@@ -619,30 +428,5 @@ mod tests {
         );
         let secs: Vec<f64> = p.phase_seconds().into_iter().map(|(_, s)| s).collect();
         assert_eq!(secs, [1.5, 0.5, 0.25, 0.125]);
-    }
-
-    #[test]
-    fn json_lines_carry_the_phase_numbers() {
-        let p = Progress::new(1 << 30);
-        p.start_parse(1000, 100);
-        p.bytes_read.store(250, Ordering::Relaxed);
-        p.parse_job_done(42, 0, 900);
-        let v: serde_json::Value = serde_json::from_str(&p.snapshot().json_line()).unwrap();
-        assert_eq!(v["phase"], "parse");
-        assert_eq!(v["progress"], 0.25);
-        assert_eq!(v["bytes_read"], 250);
-        assert_eq!(v["statements"], 42);
-        assert_eq!(v["memory_budget_bytes"], 1u64 << 30);
-        assert_eq!(v["memory_bytes"], 1000, "dictionary + tuple buffers");
-        p.end_phase("parse", 1.0);
-        p.end_phase("nodes", 1.0);
-        p.set_index_expected(10, 0);
-        p.index_counter("POS").store(5, Ordering::Relaxed);
-        let v: serde_json::Value = serde_json::from_str(&p.snapshot().json_line()).unwrap();
-        assert_eq!(v["phase"], "indexes");
-        assert_eq!(v["records_written"], 5);
-        assert_eq!(v["records_total"], 30);
-        assert_eq!(v["indexes"]["POS"], 5);
-        assert!(v["indexes"].get("GSPO").is_none(), "quad indexes without quads are left out: {v}");
     }
 }

@@ -3,8 +3,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::BuildIdentity;
-use crate::load::LoadOptions;
+use crate::options::LoadOptions;
 use rdf_input::InputFile;
+
+/// Name of the build report inside the database directory (not `Data*`, so Jena ignores it).
+pub const REPORT_FILE: &str = "bulkload-report.json";
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct InputReport {

@@ -15,18 +15,18 @@ use extsort::SpillDir;
 use rdf_input::fastline::{parse_fast_line, FastLine};
 use rdf_input::{parse_line_chunk, parse_terse, Chunk, InputFile, LineChunker, Rejected, Syntax};
 
+use crate::budget::{MemoryPlan, CHUNK_BYTES};
+use crate::build::{save_checkpoint, Build};
 use crate::checkpoint::{LogState, ParseState, PartialParse, RejectState};
 use crate::dict::Dictionary;
 use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use crate::error::LoadError;
 use crate::failpoint::crash_point;
 use crate::input::{open_input, RawDigest, ReadAhead};
-use crate::load::{LoadOptions, MemoryPlan, OnError};
+use crate::options::{LoadOptions, OnError};
 use crate::progress::Progress;
 use crate::tuples::TupleLog;
 use crate::unreadable;
-
-pub(crate) const CHUNK_BYTES: usize = 4 << 20;
 
 enum Job {
     Lines { file: usize, chunk: Chunk },
@@ -45,6 +45,9 @@ fn reject_state(file: usize, r: Rejected) -> RejectState {
     }
 }
 
+/// The prefixes one input file declared: (file index, [(prefix, namespace)]).
+type FilePrefixes = (usize, Vec<(String, String)>);
+
 /// Shared state of the parse phase.
 struct ParseShared<'a> {
     opts: &'a LoadOptions,
@@ -62,7 +65,7 @@ struct ParseShared<'a> {
     rejected: AtomicU64,
     fatal: Mutex<Option<LoadError>>,
     cancelled: AtomicBool,
-    prefixes: Mutex<Vec<(usize, Vec<(String, String)>)>>,
+    prefixes: Mutex<Vec<FilePrefixes>>,
     /// What an interrupted run of this parse already did (empty when starting afresh).
     resumed: &'a PartialParse,
     chunks_done: HashSet<(usize, u64)>,
@@ -206,7 +209,7 @@ impl ParseShared<'_> {
     }
     fn input_error(&self, file: usize, e: io::Error) -> LoadError {
         if e.kind() == io::ErrorKind::NotFound {
-            LoadError::InputMissing { path: self.files[file].path.clone(), message: e.to_string() }
+            LoadError::InputMissing { path: self.files[file].path.clone(), source: e }
         } else {
             let what = self.files[file].compression.name();
             LoadError::CorruptInput {
@@ -311,11 +314,8 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                 let syntax = sh.files[file].syntax;
                 let quads = syntax == Syntax::NQuads;
                 let whole_chunk_utf8 = std::str::from_utf8(&chunk.data).is_ok();
-                let mut line_no = chunk.first_line;
                 completed = true;
-                for line in chunk.data.split(|&b| b == b'\n') {
-                    let this_line = line_no;
-                    line_no += 1;
+                for (this_line, line) in (chunk.first_line..).zip(chunk.data.split(|&b| b == b'\n')) {
                     if whole_chunk_utf8 || std::str::from_utf8(line).is_ok() {
                         // Valid UTF-8: checked for the whole chunk, or for this line just now.
                         let text = std::str::from_utf8(line).unwrap_or_default();
@@ -724,4 +724,29 @@ fn checkpoint_periodically(
         crash_point("parse.partial_saved");
         last = Instant::now();
     }
+}
+
+/// Phase 1 of a build: parses every input, or takes the parse an earlier run
+/// checkpointed; ends with the `parse` checkpoint.
+pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
+    let progress = b.progress();
+    progress.start_parse(b.files.iter().map(|f| f.size).sum(), b.budget.tuple_buffer_bytes(b.threads));
+    if let Some(p) = b.checkpoint.parse.clone() {
+        b.timer.resumed("parse", p.seconds);
+        return Ok(p);
+    }
+    let resumed = b.checkpoint.parse_partial.take().unwrap_or_default();
+    let base = b.checkpoint.clone();
+    let work = b.work_dir();
+    let save_partial = |partial: PartialParse| -> Result<(), LoadError> {
+        let mut c = base.clone();
+        c.parse_partial = Some(partial);
+        save_checkpoint(&c, &work)
+    };
+    let partial = PartialCheckpoints { resumed: &resumed, every: b.opts.checkpoint_interval, save: &save_partial };
+    let mut p = parse_phase(b.opts, b.files, b.spill, &b.budget, b.rejects_path, &progress, partial)?;
+    p.seconds = b.timer.lap("parse");
+    b.checkpoint.parse = Some(p.clone());
+    b.save_checkpoint()?;
+    Ok(p)
 }

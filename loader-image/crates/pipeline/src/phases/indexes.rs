@@ -1,0 +1,228 @@
+//! Phase 3: the indexes. Each index's tuples, remapped to final NodeIds and in the index's
+//! column order, are sorted and packed into its tree, several indexes at a time; each one
+//! is checkpointed as it is done, and the phase ends with all of them in the checkpoint.
+//! The POS stream also yields the statistics' counts.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use extsort::{SpillDir, TupleSorter};
+use tdb2::{PackedTreeWriter, TreeParams, QUAD_INDEXES, TRIPLE_INDEXES};
+
+use crate::build::Build;
+use crate::checkpoint::{sync_files, IdStatsState, IndexState, ParseState};
+use crate::dict::Remap;
+use crate::error::LoadError;
+use crate::failpoint::crash_point;
+use crate::phases::nodes::NodeTable;
+use crate::progress::Progress;
+use crate::tuples::Logged;
+
+/// What the index phase leaves to the finish phase.
+pub(crate) struct Indexes {
+    pub(crate) triples: u64,
+    pub(crate) quads: u64,
+    pub(crate) id_stats: IdStats,
+}
+
+/// Phase 3 of a build: builds the indexes an earlier run has not checkpointed; ends with
+/// every index in the checkpoint.
+pub(crate) fn run(b: &mut Build<'_>, parse: &ParseState, nodes: NodeTable) -> Result<Indexes, LoadError> {
+    let progress = b.progress();
+    let work = b.work_dir();
+    let triple_logs: Vec<Logged<3>> = parse.triple_logs.iter().map(|l| l.logged(&work)).collect();
+    let quad_logs: Vec<Logged<4>> = parse.quad_logs.iter().map(|l| l.logged(&work)).collect();
+    let todo = TRIPLE_INDEXES.len() + QUAD_INDEXES.len() - b.checkpoint.indexes.len();
+    let index_started = Instant::now();
+    let earlier_seconds = b.checkpoint.indexes_seconds;
+    let cp = Mutex::new(&mut b.checkpoint);
+    let on_index_done = |name: &str, state: IndexState| -> io::Result<()> {
+        crash_point("indexes.index_done");
+        let mut cp = cp.lock().expect("checkpoint");
+        cp.indexes.insert(name.to_string(), state);
+        cp.indexes_seconds = earlier_seconds + index_started.elapsed().as_secs_f64();
+        cp.save(&work)
+    };
+    let done: BTreeMap<String, IndexState> = cp.lock().expect("checkpoint").indexes.clone();
+    if todo == 0 {
+        b.timer.resumed("indexes", earlier_seconds);
+    } else {
+        let remap = match nodes.remap {
+            Some(r) => r,
+            None => Remap::load(&work.join(&nodes.state.remap_file))
+                .map_err(|e| LoadError::from_output_io("reading the id remap table", e))?,
+        };
+        progress.start_index_memory(nodes.remap_bytes, nodes.sort_budget, b.threads);
+        let sources = IndexSources {
+            gen_dir: b.places.gen_dir.as_path(),
+            spill: b.spill,
+            remap: &remap,
+            triples: &triple_logs,
+            quads: &quad_logs,
+            // At most `threads` sorters hold buffers at once.
+            sort_bytes: nodes.sort_budget / b.threads as u64,
+            interrupt: &b.opts.interrupt,
+            progress: &progress,
+        };
+        build_indexes(&sources, b.threads, nodes.state.rdf_type, &done, &on_index_done)
+            .map_err(|e| LoadError::from_output_io("building indexes", e))?;
+        b.timer.lap("indexes");
+    }
+    b.opts.check_interrupt()?;
+    let cp = cp.into_inner().expect("checkpoint");
+    let count = |name: &str| cp.indexes.get(name).map_or(0, |s| s.records);
+    let (triples, quads) = (count(TRIPLE_INDEXES[0].0), count(QUAD_INDEXES[0].0));
+    let id_stats = IdStats::from_state(cp.indexes.get("POS").and_then(|s| s.stats.clone()).unwrap_or_default());
+    Ok(Indexes { triples, quads, id_stats })
+}
+
+/// What every index builder reads.
+struct IndexSources<'a> {
+    gen_dir: &'a Path,
+    spill: &'a Arc<SpillDir>,
+    remap: &'a Remap,
+    triples: &'a [Logged<3>],
+    quads: &'a [Logged<4>],
+    /// Sort buffer bytes of one index builder.
+    sort_bytes: u64,
+    interrupt: &'a AtomicBool,
+    progress: &'a Progress,
+}
+
+/// Predicate and class counts by NodeId, gathered from the POS stream.
+#[derive(Default)]
+pub(crate) struct IdStats {
+    /// rdf:type's NodeId, when the data uses it.
+    pub(crate) rdf_type: Option<u64>,
+    pub(crate) count: u64,
+    pub(crate) predicates: Vec<(u64, u64)>,
+    /// (class, count) of `?x rdf:type class`.
+    pub(crate) classes: Vec<(u64, u64)>,
+}
+
+/// Builds the indexes not in `done`, several at a time; `on_done` records each finished
+/// (and synced) one in the checkpoint.
+fn build_indexes(
+    src: &IndexSources<'_>,
+    threads: usize,
+    rdf_type: Option<u64>,
+    done: &BTreeMap<String, IndexState>,
+    on_done: &(dyn Fn(&str, IndexState) -> io::Result<()> + Sync),
+) -> io::Result<()> {
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(io::Error::other)?;
+    let have_quads = src.quads.iter().any(|l| !l.is_empty());
+    let gen_dir = src.gen_dir;
+    let finish = |name: &str, state: IndexState| -> io::Result<()> {
+        sync_files(
+            gen_dir,
+            [format!("{name}.dat"), format!("{name}.idn"), format!("{name}.bpt")].iter().map(String::as_str),
+        )?;
+        on_done(name, state)
+    };
+    pool.install(|| {
+        let triple_jobs =
+            TRIPLE_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
+                let mut stats = (*name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
+                let records = build_index(src, name, cols, src.triples, TreeParams::TRIPLE, |t| {
+                    if let Some(st) = stats.as_mut() {
+                        st.observe_pos(t);
+                    }
+                })?;
+                finish(name, IndexState { records, stats: stats.map(IdStats::into_state) })
+            });
+        let quad_jobs = QUAD_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
+            let logs = if have_quads { src.quads } else { &[] };
+            let records = build_index(src, name, cols, logs, TreeParams::QUAD, |_| {})?;
+            finish(name, IndexState { records, stats: None })
+        });
+        triple_jobs.chain(quad_jobs).collect::<io::Result<()>>()
+    })
+}
+
+/// Sorts the logged tuples (remapped to final NodeIds, columns in the index's order) and
+/// packs them into the index's tree, showing each record to `observe` on the way.
+fn build_index<const N: usize>(
+    src: &IndexSources<'_>,
+    name: &str,
+    cols: &[usize; N],
+    logs: &[Logged<N>],
+    params: TreeParams,
+    mut observe: impl FnMut(&[u64; N]),
+) -> io::Result<u64> {
+    let IndexSources { gen_dir, spill, remap, sort_bytes, interrupt, progress, .. } = *src;
+    let stop = || {
+        if interrupt.load(Ordering::Relaxed) {
+            Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"))
+        } else {
+            Ok(())
+        }
+    };
+    let mut w = PackedTreeWriter::create(gen_dir, name, params)?;
+    let mut n = 0;
+    if logs.iter().any(|l| !l.is_empty()) {
+        let mut sorter = TupleSorter::<N>::new(spill.clone(), name, (sort_bytes / (8 * N as u64)) as usize);
+        let mut pushed = 0u64;
+        for log in logs {
+            stop()?;
+            log.for_each(|t| {
+                pushed += 1;
+                if pushed.is_multiple_of(1 << 14) {
+                    crash_point("indexes.sort_push");
+                }
+                sorter.push(std::array::from_fn(|i| remap.map(t[cols[i]])))
+            })?;
+        }
+        let mut rec = vec![0u8; 8 * N];
+        for t in sorter.finish()? {
+            let t = t?;
+            for (i, v) in t.iter().enumerate() {
+                rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
+            }
+            w.push(&rec)?;
+            observe(&t);
+            n += 1;
+            if n % 4096 == 0 {
+                progress.index_counter(name).store(n, Ordering::Relaxed);
+            }
+            if n % (1 << 14) == 0 {
+                crash_point("indexes.record");
+                if n % (1 << 20) == 0 {
+                    stop()?;
+                }
+            }
+        }
+    }
+    progress.index_counter(name).store(n, Ordering::Relaxed);
+    w.finish()?;
+    Ok(n)
+}
+
+impl IdStats {
+    fn into_state(self) -> IdStatsState {
+        IdStatsState { count: self.count, predicates: self.predicates, classes: self.classes }
+    }
+
+    fn from_state(st: IdStatsState) -> IdStats {
+        IdStats { rdf_type: None, count: st.count, predicates: st.predicates, classes: st.classes }
+    }
+
+    /// Counts one POS record: triples, per predicate, and per class for rdf:type.
+    fn observe_pos(&mut self, t: &[u64; 3]) {
+        self.count += 1;
+        match self.predicates.last_mut() {
+            Some((p, c)) if *p == t[0] => *c += 1,
+            _ => self.predicates.push((t[0], 1)),
+        }
+        if Some(t[0]) == self.rdf_type {
+            match self.classes.last_mut() {
+                Some((o, c)) if *o == t[1] => *c += 1,
+                _ => self.classes.push((t[1], 1)),
+            }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The phases of a build, in order; each ends with its checkpoint (crate::checkpoint), so
+//! that a rerun resumes after the last one completed.
+
+pub(crate) mod finish;
+pub(crate) mod indexes;
+pub(crate) mod nodes;
+pub(crate) mod parse;

@@ -1,13 +1,15 @@
 //! Syntax input: which syntax and compression a file has (by name and by content),
 //! decompression on its own thread, newline-aligned chunks of line-based files, and
-//! parsing with oxttl into quads with exact positions.
+//! parsing with oxttl (oxrdfxml for RDF/XML) into quads with exact positions.
 
 mod chunks;
 mod detect;
 pub mod fastline;
 mod parse;
+mod rdfxml;
 
 pub use chunks::{Chunk, LineChunker};
 pub use detect::{decompress, detect, open_decompressed, Compression, InputFile, Syntax};
 pub use oxrdf;
 pub use parse::{parse_line_chunk, parse_terse, Position, Rejected};
+pub use rdfxml::{jena_xml_literal, parse_rdfxml};

@@ -81,7 +81,7 @@ fn parse_slice<E>(
                 }
             }
         }
-        Syntax::Turtle | Syntax::TriG => unreachable!("terse syntaxes are not line-based"),
+        Syntax::Turtle | Syntax::TriG | Syntax::RdfXml => unreachable!("only N-Triples/N-Quads are line-based"),
     }
     Ok(None)
 }
@@ -129,8 +129,8 @@ impl Recent {
     }
 }
 
-/// Parses a whole Turtle/TriG stream (sequential: the syntax cannot be cut). Returns the
-/// prefixes in force at the end, for the prefix table. An I/O error (e.g. corrupt
+/// Parses a whole Turtle/TriG (or RDF/XML, see [`crate::parse_rdfxml`]) stream (sequential:
+/// the syntax cannot be cut). Returns the prefixes in force at the end, for the prefix table. An I/O error (e.g. corrupt
 /// compression) is returned as `Err(Ok(io))`, a callback's error as `Err(Err(e))`.
 pub fn parse_terse<E>(
     syntax: Syntax,
@@ -139,6 +139,9 @@ pub fn parse_terse<E>(
     mut on_quad: impl FnMut(Quad) -> Result<(), E>,
     mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
+    if syntax == Syntax::RdfXml {
+        return crate::rdfxml::parse_rdfxml(reader, base, on_quad, on_reject);
+    }
     let recent = std::rc::Rc::new(std::cell::RefCell::new(Recent { bytes: Default::default(), start: 0 }));
     let reader = Tee { inner: reader, recent: recent.clone() };
     macro_rules! run {

@@ -199,6 +199,9 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
+/// The most memory the xz/lzma decoder may take (its dictionary, mostly).
+const XZ_MEMORY_LIMIT: u64 = 1 << 30;
+
 /// Opens a file through its decompressor (see [`decompress`]).
 pub fn open_decompressed(path: &Path, compression: Compression) -> io::Result<Box<dyn Read + Send>> {
     decompress(BufReader::with_capacity(1 << 20, File::open(path)?), compression)
@@ -212,8 +215,14 @@ pub fn decompress(raw: impl BufRead + Send + 'static, compression: Compression) 
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
         Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(raw)),
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(raw)?),
-        // liblzma's automatic decoder reads both .xz (every concatenated stream) and .lzma.
-        Compression::Xz | Compression::Lzma => Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(raw)),
+        // liblzma's automatic decoder reads both .xz (every concatenated stream) and .lzma. Its
+        // memory limit stops a damaged header from claiming a 4 GiB dictionary (xz -9 needs
+        // 65 MiB): such a file is an error, not an out-of-memory kill.
+        Compression::Xz | Compression::Lzma => {
+            let stream = liblzma::stream::Stream::new_auto_decoder(XZ_MEMORY_LIMIT, liblzma::stream::CONCATENATED)
+                .map_err(io::Error::other)?;
+            Box::new(liblzma::bufread::XzDecoder::new_stream(raw, stream))
+        }
     })
 }
 
@@ -244,6 +253,38 @@ mod tests {
         assert_eq!(syntax_from_name("uniprot.rdf.xz"), Some(Syntax::RdfXml));
         assert_eq!(syntax_from_name("pizza.OWL"), Some(Syntax::RdfXml));
         assert_eq!(syntax_from_name("x.xml.lzma"), Some(Syntax::RdfXml));
+    }
+
+    #[test]
+    fn xz_streams_concatenated_lzma_and_damage() {
+        use std::io::Write;
+        let enc = |data: &[u8], stream: liblzma::stream::Stream| {
+            let mut e = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        };
+        let xz = |data: &[u8]| {
+            enc(data, liblzma::stream::Stream::new_easy_encoder(1, liblzma::stream::Check::Crc64).unwrap())
+        };
+        let read = |bytes: Vec<u8>, c| {
+            let mut out = Vec::new();
+            decompress(io::Cursor::new(bytes), c)?.read_to_end(&mut out).map(|_| out)
+        };
+        let mut two = xz(b"<a> <b> <c> .\n");
+        two.extend(xz(b"<d> <e> <f> .\n"));
+        assert_eq!(compression_from_magic(&two), Compression::Xz);
+        assert_eq!(read(two.clone(), Compression::Xz).unwrap(), b"<a> <b> <c> .\n<d> <e> <f> .\n");
+        let opts = liblzma::stream::LzmaOptions::new_preset(1).unwrap();
+        let alone = enc(b"<a> <b> <c> .\n", liblzma::stream::Stream::new_lzma_encoder(&opts).unwrap());
+        assert_eq!(compression_from_magic(&alone), Compression::Lzma);
+        assert_eq!(read(alone.clone(), Compression::Lzma).unwrap(), b"<a> <b> <c> .\n");
+        for damaged in [two[..two.len() - 5].to_vec(), alone[..alone.len() - 3].to_vec()] {
+            assert!(read(damaged, Compression::Xz).is_err());
+        }
+        // A header claiming a 4 GiB dictionary is refused, not allocated.
+        let mut huge = alone.clone();
+        huge[1..5].copy_from_slice(&[0xff; 4]);
+        assert!(read(huge, Compression::Lzma).is_err());
     }
 
     #[test]

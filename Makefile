@@ -23,7 +23,44 @@ demo: loader tools-jena ## Build the loader, load examples/ into out/demo-db and
 	bash hack/demo.sh
 
 .PHONY: test
-test: test-loader test-fuzz test-source test-operator test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver e2e-cluster-local ## Run every test suite (what CI runs).
+test: lint test-loader test-fuzz test-source test-operator test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver e2e-cluster-local ## Run every test suite (what CI runs).
+
+##@ Lint and format (every language of the repository)
+
+GOLANGCI_LINT_VERSION ?= v2.15.0
+# Every Go module (the operator, the cluster suite, the test CSI driver, hack/promql-names).
+GO_MODULES := $(patsubst %/go.mod,%,$(shell git ls-files '*go.mod'))
+GO_ENV := GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
+SHELL_SCRIPTS := .ci/run $(wildcard hack/*.sh) loader-image/validate/rdf-bulkload-validate
+
+.PHONY: lint
+lint: lint-rust lint-go lint-shell ## rustfmt --check, clippy -D warnings, gofmt, go vet, golangci-lint, shellcheck (make fmt fixes formatting).
+
+.PHONY: lint-rust
+lint-rust: ## cargo fmt --check (workspace and fuzz targets), cargo clippy over all targets with -D warnings.
+	cd $(LOADER_DIR) && $(CARGO) fmt --all --check
+	cd $(LOADER_DIR)/fuzz && $(CARGO) fmt --all --check
+	cd $(LOADER_DIR) && nice $(CARGO) clippy --locked --workspace --all-targets --features rdf-bulkload/failpoints -- -D warnings
+
+.PHONY: lint-go
+lint-go: ## gofmt -l (empty), go vet and golangci-lint (.golangci.yml; built from the Go module proxy) in every Go module.
+	@unformatted=$$(gofmt -l $(GO_MODULES)); \
+	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted (run make fmt):" >&2; echo "$$unformatted" >&2; exit 1; fi
+	@golangci_lint=$$(GOLANGCI_LINT_VERSION=$(GOLANGCI_LINT_VERSION) bash hack/install-golangci-lint.sh) && \
+	for m in $(GO_MODULES); do \
+	  echo "lint-go: $$m" && \
+	  (cd $$m && $(GO_ENV) go vet -tags e2e ./... && $(GO_ENV) nice $$golangci_lint run --config $(CURDIR)/.golangci.yml ./...) || exit 1; \
+	done
+
+.PHONY: lint-shell
+lint-shell: ## shellcheck (Debian's) over hack/, .ci/run and the validate script.
+	@shellcheck=$$(bash hack/install-shellcheck.sh) && $$shellcheck -x $(SHELL_SCRIPTS)
+
+.PHONY: fmt
+fmt: ## Format Rust (cargo fmt: workspace and fuzz targets) and Go (gofmt -w, every module).
+	cd $(LOADER_DIR) && $(CARGO) fmt --all
+	cd $(LOADER_DIR)/fuzz && $(CARGO) fmt --all
+	gofmt -w $(GO_MODULES)
 
 ##@ Loader (Rust, loader-image/)
 
@@ -71,7 +108,7 @@ fuzz-build: ## Build the loader's fuzz targets (cargo-fuzz from crates.io into $
 
 .PHONY: test-fuzz
 test-fuzz: fuzz-build ## Fuzz targets: a fixed, seeded number of inputs each, from the committed seeds (~3 min).
-	bash hack/fuzz.sh check
+	bash hack/fuzz.sh check $(FUZZ_TARGETS)
 
 .PHONY: fuzz
 fuzz: fuzz-build ## Fuzz for FUZZ_SECONDS per target, growing loader-image/fuzz/corpus/ (FUZZ_TARGETS=...).
@@ -105,6 +142,14 @@ bench: loader tools-jena ## Full side-by-side benchmark: BSBM x10 (all anchors) 
 .PHONY: bench-quick
 bench-quick: loader tools-jena ## The same benchmark on bsbm-1m only (a few minutes).
 	$(BENCH_PYTHON) bench/run.py --dataset bsbm-1m $(BENCH_ARGS)
+
+.PHONY: bench-queries
+bench-queries: loader tools-jena ## Query speed: BSBM explore queries on our database, xloader's, and ours without stats.opt (Fuseki, tdbquery).
+	$(BENCH_PYTHON) bench/queries.py $(BENCH_QUERIES_ARGS)
+
+.PHONY: bench-formats
+bench-formats: loader ## Load speed by format (nt.gz, nt.bz2, one ttl.gz) and threads (1, all) beside gzip/bzip2/lbzip2 alone.
+	$(BENCH_PYTHON) bench/formats.py $(BENCH_FORMATS_ARGS)
 
 .PHONY: bench-data
 bench-data: ## Make the synthetic x10/x50 scale-ups (cached) and the anchors' venv, run nothing.
@@ -163,6 +208,10 @@ manifests: operator-tools ## Regenerate the BulkLoad CRD and the manager's RBAC 
 .PHONY: verify
 verify: operator-tools ## Fail when generated files (CRD, RBAC, deepcopy) are stale.
 	@bash hack/verify-operator-generated.sh
+
+.PHONY: verify-docs
+verify-docs: ## Fail when README.md or docs/*.md name a repository path that does not exist.
+	@bash hack/check-doc-paths.sh
 
 .PHONY: operator
 operator: ## Build the operator manager binary into bin/manager.

@@ -33,8 +33,8 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%
 AWT_NATIVE_LIBS="libawt_xawt.so libjawt.so libsplashscreen.so libjsound.so libfontmanager.so liblcms.so libjavajpeg.so"
 # (runs tdbquery and Fuseki on this runtime)
 JAVA_MODULES=${JAVA_MODULES:-java.base,java.compiler,java.datatransfer,java.desktop,java.instrument,java.logging,java.management,java.naming,java.net.http,java.prefs,java.rmi,java.scripting,java.security.jgss,java.security.sasl,java.sql,java.transaction.xa,java.xml,java.xml.crypto,jdk.crypto.ec,jdk.management,jdk.net,jdk.unsupported,jdk.zipfs}
-LOADER_DEBS="libc6 libgcc-s1 libstdc++6 zlib1g busybox-static"
-OPERATOR_DEBS="ca-certificates"
+LOADER_DEBS=(libc6 libgcc-s1 libstdc++6 zlib1g busybox-static)
+OPERATOR_DEBS=(ca-certificates)
 BUSYBOX_APPLETS="sh mkdir cat ls rm cp mv ln sed grep cut head tail tr wc paste env sleep du df find"
 
 [ -x "$LOADER_BIN" ] || { echo "no loader binary at $LOADER_BIN: run 'make loader'" >&2; exit 2; }
@@ -52,12 +52,13 @@ deb_path() { # deb_path PKG: download if needed, print the .deb path
     apt-get update -qq >&2
     ver=$(apt-cache policy "$pkg" | awk '/Candidate:/ {print $2}')
   fi
-  f=$(ls "$debs/${pkg}_${ver//:/%3a}_"*.deb 2>/dev/null | head -1 || true)
-  if [ -z "$f" ]; then
+  local found=("$debs/${pkg}_${ver//:/%3a}_"*.deb)   # unmatched: the pattern itself
+  if [ ! -e "${found[0]}" ]; then
     (cd "$debs" && apt-get download -qq -o APT::Sandbox::User=root "$pkg=$ver" >&2)
-    f=$(ls "$debs/${pkg}_${ver//:/%3a}_"*.deb | head -1)
+    found=("$debs/${pkg}_${ver//:/%3a}_"*.deb)
+    [ -e "${found[0]}" ] || { echo "apt-get download $pkg=$ver left no .deb in $debs" >&2; return 1; }
   fi
-  echo "$f"
+  echo "${found[0]}"
 }
 extract_debs() { # extract_debs ROOTFS PKG...: unpack, keep libraries/binaries, record versions
   local rootfs=$1; shift
@@ -85,7 +86,7 @@ base_files "$op"
   -o "$work/bin/" ./cmd/manager ./cmd/fetch)
 install -D -m 0755 "$work/bin/manager" "$op/manager"
 install -D -m 0755 "$work/bin/fetch" "$op/usr/local/bin/rdf-bulkload-fetch"
-certs=$work/certs; extract_debs "$certs" $OPERATOR_DEBS
+certs=$work/certs; extract_debs "$certs" "${OPERATOR_DEBS[@]}"
 mkdir -p "$op/etc/ssl/certs"
 find "$certs/usr/share/ca-certificates" -name '*.crt' | sort | xargs cat >"$op/etc/ssl/certs/ca-certificates.crt"
 mkdir -p "$op/usr/share/rdf-bulkload"; cp "$certs/usr/share/rdf-bulkload/debian-packages.txt" "$op/usr/share/rdf-bulkload/"
@@ -98,8 +99,8 @@ python3 "$ROOT/hack/oci-image.py" --rootfs "$op" --out "$OUT/rdf-bulkload-operat
 # --- loader image
 ld=$work/loader-rootfs
 base_files "$ld"
-extract_debs "$ld" $LOADER_DEBS
-rm -rf "$ld/usr/bin" "$ld/usr/sbin" "$ld/sbin" "$ld/usr/lib/x86_64-linux-gnu/gconv" "$ld/usr/libexec" \
+extract_debs "$ld" "${LOADER_DEBS[@]}"
+rm -rf "${ld:?}/usr/bin" "$ld/usr/sbin" "$ld/sbin" "$ld/usr/lib/x86_64-linux-gnu/gconv" "$ld/usr/libexec" \
        "$ld/usr/share/gcc" "$ld/usr/share/busybox"   # keep libraries and busybox only
 mkdir -p "$ld/bin"
 for a in $BUSYBOX_APPLETS; do ln -sf busybox "$ld/bin/$a"; done

@@ -20,7 +20,7 @@ if [ -f "$DEST/.complete" ]; then echo "$DEST"; exit 0; fi
 mkdir -p "$DEST"
 argo=$(moddir "github.com/argoproj/argo-workflows/v4@$ARGO_VERSION")
 snap=$(moddir "github.com/kubernetes-csi/external-snapshotter/client/v8@$SNAPSHOTTER_VERSION")
-[ -n "$argo" ] && [ -n "$snap" ] || { echo "fetch-test-crds: cannot download the modules" >&2; exit 1; }
+if [ -z "$argo" ] || [ -z "$snap" ]; then echo "fetch-test-crds: cannot download the modules" >&2; exit 1; fi
 install -m 0644 "$argo/manifests/base/crds/minimal/argoproj.io_workflows.yaml" "$DEST/"
 install -m 0644 "$snap"/config/crd/snapshot.storage.k8s.io_volumesnapshot*.yaml "$DEST/"
 touch "$DEST/.complete"

@@ -20,11 +20,11 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 CHART=charts/rdf-bulkload
-SCRAPE=1 NAMES= RENDER=
+SCRAPE=1 NAMES='' RENDER=''
 case "${1:-}" in
   --no-scrape) SCRAPE= ;;
-  --names) SCRAPE= NAMES=1 ;;
-  --render) SCRAPE= NAMES=1 RENDER=${2:?--render DIR}; mkdir -p "$RENDER" ;;
+  --names) SCRAPE='' NAMES=1 ;;
+  --render) SCRAPE='' NAMES=1 RENDER=${2:?--render DIR}; mkdir -p "$RENDER" ;;
   "") ;;
   *) echo "usage: $0 [--no-scrape | --names | --render DIR]" >&2; exit 2 ;;
 esac

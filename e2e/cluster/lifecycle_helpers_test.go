@@ -8,6 +8,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -312,7 +313,7 @@ type handoff struct {
 	lastErr          string
 }
 
-func analyseHandoff(samples []sample, old, new string) handoff {
+func analyseHandoff(samples []sample, oldAnswer, newAnswer string) handoff {
 	var h handoff
 	var failingSince time.Time
 	var lastOld time.Time
@@ -331,9 +332,9 @@ func analyseHandoff(samples []sample, old, new string) handoff {
 			failingSince = time.Time{}
 		}
 		switch p.Value {
-		case old:
+		case oldAnswer:
 			lastOld = p.at()
-		case new:
+		case newAnswer:
 			if h.firstNew.IsZero() {
 				h.firstNew = p.at()
 			}
@@ -359,19 +360,19 @@ func maxHandoffGap() time.Duration {
 	return d
 }
 
-func (s *suite) checkHandoff(ctx context.Context, from time.Time, old, new string) handoff {
+func (s *suite) checkHandoff(ctx context.Context, from time.Time, oldAnswer, newAnswer string) handoff {
 	s.t.Helper()
 	// Ready follows the Deployment's rollout; the Service routes to the new pod a moment later
 	// (endpoints, kube-proxy): wait until the poller has the new answer, a few seconds more.
 	_ = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		return slices.ContainsFunc(s.samples(ctx, from, time.Now()), func(p sample) bool { return p.ok() && p.Value == new }), nil
+		return slices.ContainsFunc(s.samples(ctx, from, time.Now()), func(p sample) bool { return p.ok() && p.Value == newAnswer }), nil
 	})
 	time.Sleep(3 * time.Second)
-	h := analyseHandoff(s.samples(ctx, from, time.Now()), old, new)
+	h := analyseHandoff(s.samples(ctx, from, time.Now()), oldAnswer, newAnswer)
 	s.t.Logf("handoff %q -> %q under traffic: %d requests, %d failed, longest gap %v, both answered for %v (last error: %s)",
-		old, new, h.requests, h.failed, h.maxGap, h.overlap, h.lastErr)
+		oldAnswer, newAnswer, h.requests, h.failed, h.maxGap, h.overlap, h.lastErr)
 	if h.firstNew.IsZero() {
-		s.t.Errorf("the poller never saw the new database %q", new)
+		s.t.Errorf("the poller never saw the new database %q", newAnswer)
 	}
 	if len(h.others) > 0 {
 		s.t.Errorf("the poller saw answers of neither database: %v", h.others[:min(len(h.others), 10)])
@@ -748,7 +749,7 @@ func (s *suite) compareWithJena(ctx context.Context, deployment string, files ..
 	out, err := exec.CommandContext(ctx, "python3", args...).Output()
 	if err != nil {
 		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			stderr = string(ee.Stderr)
 		}
 		s.t.Fatalf("SPARQL answers differ from Jena's own load (or the reference failed): %v\n%s", err, stderr)

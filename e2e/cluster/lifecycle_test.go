@@ -393,8 +393,12 @@ func (s *suite) checkResumed(logs *logCapture, interrupted *corev1.Pod) {
 		s.t.Errorf("no load pod resumed after %s was interrupted; logs of %d load pods:\n%s", interrupted.Name, len(all), tail(fmt.Sprint(all), 4000))
 		return
 	}
-	line := all[resumed][strings.Index(all[resumed], `"event":"resuming"`):]
-	s.t.Logf("load pod %s resumed after %s was interrupted: {%s", resumed, instance(interrupted), line[:strings.Index(line, "\n")])
+	for _, line := range strings.Split(all[resumed], "\n") {
+		if strings.Contains(line, `"event":"resuming"`) {
+			s.t.Logf("load pod %s resumed after %s was interrupted: %s", resumed, instance(interrupted), line)
+			break
+		}
+	}
 }
 
 // rollback runs the README's rollback procedure (its first sh block under "Rollback") as written,

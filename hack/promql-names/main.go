@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"go.yaml.in/yaml/v3"
@@ -76,7 +77,7 @@ func main() {
 			if vs, ok := n.(*parser.VectorSelector); ok {
 				name := vs.Name
 				for _, m := range vs.LabelMatchers {
-					if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+					if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 						name = m.Value
 					}
 				}

@@ -1,4 +1,4 @@
-"""A small, independent TDB2 reader for the tests (written from shared/docs/tdb2-format.md).
+"""A small, independent TDB2 reader for the tests (written from the format description, now docs/tdb2-format.md).
 
 It reads what a query would read: each B+Tree from the root block named in its `.bpt`,
 descending branch blocks to the leaves, so records come out in key order exactly as Jena

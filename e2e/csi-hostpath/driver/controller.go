@@ -204,7 +204,7 @@ func makeDir(dir string) error {
 func copyTree(from, to string) error {
 	out, err := exec.Command("cp", "-a", "--reflink=auto", from+"/.", to+"/").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("cp: %v: %s", err, bytes.TrimSpace(out))
+		return fmt.Errorf("cp: %w: %s", err, bytes.TrimSpace(out))
 	}
 	return nil
 }

@@ -66,7 +66,9 @@ func (d *Driver) NodePublishVolume(_ context.Context, req *csi.NodePublishVolume
 	}
 	if readOnly {
 		if err := unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-			unix.Unmount(target, 0)
+			if uerr := unix.Unmount(target, 0); uerr != nil {
+				return nil, status.Errorf(codes.Internal, "read-only remount: %v (and unmounting the bind mount: %v)", err, uerr)
+			}
 			return nil, status.Errorf(codes.Internal, "read-only remount: %v", err)
 		}
 	}
@@ -140,7 +142,7 @@ func (d *Driver) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeSta
 	} else if err != nil {
 		return nil, status.Errorf(codes.Internal, "statfs: %v", err)
 	}
-	bs := int64(fs.Bsize)
+	bs := fs.Bsize
 	return &csi.NodeGetVolumeStatsResponse{Usage: []*csi.VolumeUsage{
 		{Unit: csi.VolumeUsage_BYTES, Total: int64(fs.Blocks) * bs, Available: int64(fs.Bavail) * bs, Used: int64(fs.Blocks-fs.Bfree) * bs},
 		{Unit: csi.VolumeUsage_INODES, Total: int64(fs.Files), Available: int64(fs.Ffree), Used: int64(fs.Files - fs.Ffree)},

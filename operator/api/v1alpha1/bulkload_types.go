@@ -781,7 +781,3 @@ type BulkLoadList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []BulkLoad `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&BulkLoad{}, &BulkLoadList{})
-}

@@ -16,10 +16,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -48,6 +50,15 @@ func main() {
 	os.Exit(code)
 }
 
+// exitCodesText lists the exit codes as "0 ok, 2 usage, ...".
+func exitCodesText() string {
+	var parts []string
+	for _, c := range slices.Sorted(maps.Keys(fetch.ExitCodes)) {
+		parts = append(parts, fmt.Sprintf("%d %s", c, fetch.ExitCodes[c]))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rdf-bulkload-fetch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -74,7 +85,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.StringVar(&dest, "dest", "", "destination directory (required)")
 	fs.StringVar(&report, "report", "", "write the fetch report (JSON) here (required)")
 	fs.IntVar(&parallel, "parallel", 8, "concurrent ranged reads, across and within objects")
-	fs.StringVar(&partSize, "part-size", "64Mi", "size of one ranged read and unit of resumption")
+	fs.StringVar(&partSize, "part-size", "64Mi", "size of one ranged read and unit of resumption (a Kubernetes quantity: 64Mi = 64·2^20 bytes, 64M = 64·10^6)")
 	fs.StringVar(&metrics, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. :9090) while running")
 	fs.IntVar(&retries, "retries", 8, "retries per request after a transient error")
 	fs.DurationVar(&retryBase, "retry-base", time.Second, "first retry delay (doubles each retry, at most 30s)")
@@ -86,7 +97,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			"  [--marker KEY | --manifest KEY] [--ca-file F] [--insecure] --dest DIR --report FILE\n"+
 			"  [--parallel N] [--part-size SIZE] [--metrics-addr ADDR]\n"+
 			"Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (environment only).\n"+
-			"Exit codes: 0 ok, 2 usage/configuration, 3 integrity or incomplete source, 5 no disk space, 70 internal, 75 transient.\n\n")
+			"Exit codes (docs/exit-codes.md): %s.\n\n", exitCodesText())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -101,9 +112,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	spec.Keys, spec.Include = keys, include
 	creds := source.CredentialsFromEnv()
-	prog := &lineWriter{w: stderr}
+	out := &lockedWriter{w: stderr}
+	events := fetch.NewEventLog(out, creds.Redact)
 	fail := func(code int, err error) int {
-		prog.errorLine(code, creds.Redact(err.Error()))
+		events.Emit(fetch.EventError, "exit_code", code, "error", err.Error())
 		return code
 	}
 	if fs.NArg() > 0 {
@@ -120,8 +132,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		usage = append(usage, "--parallel must be at least 1")
 	}
 	ps, err := fetch.ParseSize(partSize)
-	if err != nil {
+	switch {
+	case err != nil:
 		usage = append(usage, "--part-size: "+err.Error())
+	case ps < 1:
+		usage = append(usage, "--part-size must be at least 1 byte")
 	}
 	if err := spec.Validate(); err != nil {
 		usage = append(usage, strings.Split(err.Error(), "\n")...)
@@ -130,7 +145,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return fail(fetch.ExitUsage, errors.New(strings.Join(usage, "; ")))
 	}
 	if creds.AccessKeyID == "" {
-		prog.line(`{"event":"warning","message":"AWS_ACCESS_KEY_ID is not set: accessing the bucket anonymously"}`)
+		events.Emit(fetch.EventWarning, "message", "AWS_ACCESS_KEY_ID is not set: accessing the bucket anonymously")
 	}
 
 	m := fetch.NewMetrics()
@@ -147,7 +162,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	_, err = fetch.Run(ctx, fetch.Options{
 		Source: spec, Creds: creds, Dest: dest, Report: report, Parallel: parallel, PartSize: ps,
-		Retries: retries, RetryBase: retryBase, Progress: prog, ProgressInterval: progEvery, Metrics: m, Version: version,
+		Retries: retries, RetryBase: retryBase, Progress: out, ProgressInterval: progEvery, Metrics: m, Version: version,
 		OnPart: testHookOnPart, ExpectRevision: expectRevision,
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,12 +83,20 @@ func setup(t *testing.T) (*miniotest.Server, map[string][]byte) {
 	return srv, files
 }
 
+var envelope = regexp.MustCompile(`^\{"ts":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z","event":"[a-z_]+"[,}]`)
+
 func lastError(t *testing.T, stderr string) map[string]any {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	var ev map[string]any
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &ev); err != nil || ev["event"] != "error" {
 		t.Fatalf("last stderr line is not a JSON error event: %q", lines[len(lines)-1])
+	}
+	// Every line has the one envelope: ts, then event.
+	for _, l := range lines {
+		if !envelope.MatchString(l) {
+			t.Errorf("stderr line does not start with ts and event: %q", l)
+		}
 	}
 	return ev
 }
@@ -188,6 +197,8 @@ func TestCLIUsage(t *testing.T) {
 		"marker + manifest": {append(base, "--marker", "p/M", "--manifest", "p/S", "--dest", "d", "--report", "r"), "mutually exclusive"},
 		"neither":           {append(base, "--dest", "d", "--report", "r"), "completion marker or a manifest is required"},
 		"bad part size":     {append(base, "--marker", "p/M", "--dest", "d", "--report", "r", "--part-size", "lots"), "--part-size"},
+		"milli part size":   {append(base, "--marker", "p/M", "--dest", "d", "--report", "r", "--part-size", "64m"), "--part-size: invalid size"},
+		"zero part size":    {append(base, "--marker", "p/M", "--dest", "d", "--report", "r", "--part-size", "0"), "--part-size must be at least 1 byte"},
 		"bad bucket":        {[]string{"--endpoint", "http://127.0.0.1:1", "--bucket", "b", "--prefix", "p/", "--marker", "p/M", "--dest", "d", "--report", "r"}, "bucket"},
 		"creds in endpoint": {[]string{"--endpoint", "http://user:pa55word@127.0.0.1:1", "--bucket", "bkt", "--prefix", "p/", "--marker", "p/M", "--dest", "d", "--report", "r"}, "must not contain credentials"},
 		"unknown flag":      {[]string{"--endpoint", "http://127.0.0.1:1", "--frobnicate"}, "frobnicate"},

@@ -1,28 +1,19 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"sync"
-	"time"
 )
 
-// lineWriter serializes whole JSON lines onto stderr.
-type lineWriter struct {
+// lockedWriter serializes whole lines onto stderr: the CLI's and fetch.Run's event logs
+// share it, each line one Write.
+type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
-func (l *lineWriter) Write(p []byte) (int, error) {
+func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
-}
-
-func (l *lineWriter) line(s string) { _, _ = l.Write([]byte(s + "\n")) }
-
-func (l *lineWriter) errorLine(code int, msg string) {
-	b, _ := json.Marshal(map[string]any{"ts": time.Now().UTC().Format(time.RFC3339Nano), "event": "error",
-		"exit_code": code, "error": msg})
-	l.line(string(b))
 }

@@ -1,19 +1,12 @@
 package controller
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
-	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
-	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
 
@@ -91,39 +84,3 @@ func (s *scope) loadFigures() (*rdfv1.LoadFigures, error) {
 
 // ReasonSnapshotTimeout: the snapshot was not readyToUse within snapshot.readyTimeout.
 const ReasonSnapshotTimeout = "SnapshotTimeout"
-
-// waitForSnapshot waits for a snapshot that is not readyToUse yet. An error on it is
-// shown but not final: the snapshot controller retries and clears it (a busy driver,
-// a quota, a lost connection). Final is only snapshot.readyTimeout passing, counted
-// from the snapshot's creation (stored, so an operator restart does not reset it).
-func (r *BulkLoadReconciler) waitForSnapshot(ctx context.Context, s *scope, vs *snapv1.VolumeSnapshot) error {
-	timeout := s.bl.Spec.Snapshot.EffectiveReadyTimeout()
-	since := vs.CreationTimestamp.Time
-	if since.IsZero() {
-		since = s.now
-	}
-	deadline := since.Add(timeout)
-	lastError := ""
-	if vs.Status != nil && vs.Status.Error != nil && vs.Status.Error.Message != nil {
-		lastError = truncate(*vs.Status.Error.Message)
-	}
-	if !s.now.Before(deadline) {
-		msg := fmt.Sprintf("snapshot %s is not ready to use %s after it was created (snapshot.readyTimeout)", vs.Name, timeout)
-		if lastError != "" {
-			msg += "; the snapshot controller's last error: " + lastError
-		}
-		f := &rdfv1.BuildFailure{Step: specs.StepSnapshot, Reason: ReasonSnapshotTimeout, Message: msg}
-		return r.buildFailed(ctx, s, &workflowObservation{Done: true, Failure: f, FinishedAt: s.now})
-	}
-	msg := fmt.Sprintf("waiting for snapshot %s to be ready to use (until %s)", vs.Name, deadline.UTC().Format(time.RFC3339))
-	if lastError != "" {
-		msg += "; the snapshot controller reports an error and retries: " + lastError
-		if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c == nil || c.Message != msg {
-			ctrl.LoggerFrom(ctx).Info("snapshot error, retried by the snapshot controller", "snapshot", vs.Name, "error", lastError, "deadline", deadline)
-			r.event(s, corev1.EventTypeWarning, "SnapshotError", "snapshot %s: %s (retried until %s)", vs.Name, lastError, deadline.UTC().Format(time.RFC3339))
-		}
-	}
-	s.progress(rdfv1.PhaseSnapshotting, status.ReasonBuilding, "%s", msg)
-	s.requeue(deadline.Sub(s.now))
-	return nil
-}

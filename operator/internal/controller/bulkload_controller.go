@@ -91,7 +91,7 @@ type scope struct {
 	// recorded of it once it is gone (recorded).
 	obs      workflowObservation
 	recorded bool
-	// snapshot is the current build's VolumeSnapshot once readyToUse (observeWorkflow).
+	// snapshot is the current build's VolumeSnapshot once readyToUse (the snapshot phase).
 	snapshot *snapv1.VolumeSnapshot
 	// outcome overrides the derived status when a phase decided it.
 	outcome *outcome
@@ -167,8 +167,12 @@ type phaseFunc func(ctx context.Context, s *scope) error
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile drives one BulkLoad a step further: fetch → finalizer → the ordered
-// phases (check dependencies, validate, resolve source revision, ensure workflow,
-// observe workflow, record the build; serve; prune) → one status patch.
+// phases, one file each → one status patch (patchStatus, which also deletes what prune
+// picked). The phases: checkDependencies (dependencies.go), validate
+// (phase_validate.go), resolveRevision (phase_revision.go, source.go for watch mode),
+// ensureWorkflow and observeWorkflow (phase_workflow.go), snapshot (phase_snapshot.go),
+// recordBuild (phase_record.go); then serve (phase_serve.go) and prune (phase_prune.go).
+// A deleted BulkLoad goes to reconcileDelete (bulkload_delete.go) instead.
 func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, reterr error) {
 	bl := &rdfv1.BulkLoad{}
 	if err := r.Get(ctx, req.NamespacedName, bl); err != nil {
@@ -207,7 +211,7 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		}
 	}()
 
-	build := []phaseFunc{r.checkDependencies, r.validate, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.recordBuild}
+	build := []phaseFunc{r.checkDependencies, r.validate, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.snapshot, r.recordBuild}
 	for _, phase := range build {
 		if err := phase(ctx, s); err != nil {
 			return reconcile.Result{}, err
@@ -264,7 +268,11 @@ func (r *BulkLoadReconciler) patchStatus(ctx context.Context, s *scope, succeede
 	}
 	var errs []error
 	for _, obj := range s.prunable {
-		errs = append(errs, r.deleteChild(ctx, obj))
+		err := r.deleteChild(ctx, obj)
+		if err == nil {
+			ctrl.LoggerFrom(ctx).Info("pruned", "kind", kindOf(obj), "child", obj.GetName(), "revision", obj.GetLabels()[specs.LabelRevision])
+		}
+		errs = append(errs, err)
 	}
 	return kerrors.NewAggregate(errs)
 }
@@ -382,13 +390,6 @@ func (r *BulkLoadReconciler) createIfMissing(ctx context.Context, obj client.Obj
 	return true, nil
 }
 
-func ignoreNotFound(err error) error {
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
-}
-
 // SetupWithManager registers the controller: BulkLoads, the Workflows and PVCs they
 // own, their VolumeSnapshots (labelled, not owned, because of retention) and the
 // serving workloads they name. The
@@ -473,4 +474,11 @@ func (finalizerOrDeletionChanged) Update(e event.UpdateEvent) bool {
 	}
 	return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp()) ||
 		len(e.ObjectOld.GetFinalizers()) != len(e.ObjectNew.GetFinalizers())
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }

@@ -7,6 +7,8 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -21,6 +23,8 @@ func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.Bulk
 	if !controllerutil.ContainsFinalizer(bl, Finalizer) {
 		return nil
 	}
+	log := ctrl.LoggerFrom(ctx)
+	log.Info("deleting: removing workflows and build volumes", "snapshotOnDelete", bl.Spec.Snapshot.OnDelete)
 	// A kind the API server does not serve (Argo or the snapshot CRDs not installed)
 	// has no objects: the finalizer does not wait for it.
 	wfs := &wfv1.WorkflowList{}
@@ -86,25 +90,21 @@ func (r *BulkLoadReconciler) reconcileDelete(ctx context.Context, bl *rdfv1.Bulk
 	// NotFound: an earlier pass (seen through a stale cache) already let it go. The
 	// optimistic lock keeps the patch from dropping a finalizer added meanwhile; a
 	// conflict is retried (with the error's backoff) on the fresh object.
-	if err := r.Patch(ctx, bl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); client.IgnoreNotFound(err) != nil {
+	if err := r.Patch(ctx, bl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("cannot remove the finalizer: %w", err)
 	}
+	log.Info("deleted: children removed, finalizer released", "servingClaimKept", inUse)
 	return nil
 }
 
 // servedClaim is the claim the serving workload mounts now ("" without one).
 func (r *BulkLoadReconciler) servedClaim(ctx context.Context, bl *rdfv1.BulkLoad) (string, error) {
-	sv := bl.Spec.Serving
-	if sv == nil {
+	if bl.Spec.Serving == nil {
 		return "", nil
 	}
-	key := client.ObjectKey{Namespace: bl.Namespace, Name: sv.Name}
-	obj, tmpl := emptyWorkload(sv)
-	if err := r.APIReader.Get(ctx, key, obj); err != nil {
-		if ignoreNotFound(err) == nil {
-			return "", nil
-		}
-		return "", fmt.Errorf("cannot read the serving workload %s: %w", sv.Name, err)
+	obj, tmpl, err := r.servingWorkload(ctx, bl)
+	if err != nil || obj == nil {
+		return "", err
 	}
-	return specs.ServedClaim(tmpl, sv.VolumeName), nil
+	return specs.ServedClaim(tmpl, bl.Spec.Serving.VolumeName), nil
 }

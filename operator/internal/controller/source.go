@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 )
@@ -131,6 +132,7 @@ func (r *BulkLoadReconciler) pollSource(ctx context.Context, s *scope) {
 		}
 		next.Reason, next.Message = ReasonSourceUnavailable, truncate(err.Error())
 		s.sourceProblem = next.Message
+		ctrl.LoggerFrom(ctx).Info("trigger skipped: the source cannot be listed", "error", next.Message)
 		st.Source = next
 		r.polls.set(bl.UID, next)
 		return
@@ -142,8 +144,17 @@ func (r *BulkLoadReconciler) pollSource(ctx context.Context, s *scope) {
 	st.Source = next
 	r.polls.set(bl.UID, next)
 	s.wanted = rev
+	log := ctrl.LoggerFrom(ctx)
+	if prev == nil || prev.Revision != rev.ID || prev.Reason != rev.Reason {
+		log = log.V(0) // a new verdict
+	} else {
+		log = log.V(1) // the same as the last listing's
+	}
 	if rev.ID == "" {
 		s.sourceProblem = next.Message
+		log.Info("trigger skipped: no complete, settled dump set", "reason", rev.Reason, "why", next.Message)
+	} else {
+		log.Info("trigger fired: the source has a complete, settled dump set", "revision", rev.ID)
 	}
 }
 

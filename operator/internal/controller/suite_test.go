@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	"go.uber.org/zap/zapcore"
@@ -59,7 +61,8 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	// Every line also goes to capturedLogs (logging_test.go), whatever zap prints.
+	ctrl.SetLogger(logr.New(&captureSink{next: zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())).GetSink(), into: capturedLogs}))
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	crds := os.Getenv("OPERATOR_TEST_CRDS")
 	if assets == "" || crds == "" {
@@ -124,14 +127,14 @@ func recordControlPlane(assets string) {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}
 		if parentPID(stat) != os.Getpid() {
 			continue
 		}
-		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && strings.HasPrefix(exe, assets) {
+		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && strings.HasPrefix(exe, assets) {
 			pids = append(pids, strconv.Itoa(pid))
 		}
 	}

@@ -8,7 +8,8 @@ import (
 	"fmt"
 )
 
-// Exit codes of rdf-bulkload-fetch; the build workflow tells retryable from final failures by them.
+// Exit codes of rdf-bulkload-fetch (docs/exit-codes.md, column fetch); the build workflow
+// tells retryable from final failures by them.
 const (
 	ExitOK = 0
 	// ExitUsage: bad flags or configuration (also wrong credentials, unknown bucket, TLS trust) — final.
@@ -24,6 +25,17 @@ const (
 	ExitTransient = 75
 )
 
+// ExitCodes names every code the fetch step exits with (the table's names); ExitCode never
+// returns another, and the usage text lists them.
+var ExitCodes = map[int]string{
+	ExitOK:        "ok",
+	ExitUsage:     "usage",
+	ExitIntegrity: "bad-input",
+	ExitNoSpace:   "resources",
+	ExitInternal:  "internal",
+	ExitTransient: "transient",
+}
+
 // Error carries an exit code with the cause.
 type Error struct {
 	Code int
@@ -37,14 +49,17 @@ func errorf(code int, format string, args ...any) *Error {
 	return &Error{Code: code, Err: fmt.Errorf(format, args...)}
 }
 
-// ExitCode of an error returned by Run (0 for nil, 70 for errors without a code).
+// ExitCode of an error returned by Run (0 for nil, 70 for errors without a code or with one
+// outside the contract).
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
 	}
 	var fe *Error
 	if errors.As(err, &fe) {
-		return fe.Code
+		if _, ok := ExitCodes[fe.Code]; ok {
+			return fe.Code
+		}
 	}
 	return ExitInternal
 }

@@ -103,7 +103,7 @@ type runner struct {
 	client  *minio.Client
 	layout  layout
 	metrics *Metrics
-	prog    *progress
+	prog    *EventLog
 	bytes   atomic.Int64 // bytes on disk for the set, incl. resumed/skipped
 	objDone atomic.Int64
 	retries atomic.Int64
@@ -163,7 +163,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r := &runner{opts: opts, client: client, layout: layout{dest: opts.Dest}, metrics: opts.Metrics, cancel: cancel,
-		prog: &progress{w: opts.Progress, redact: opts.Creds.Redact}}
+		prog: NewEventLog(opts.Progress, opts.Creds.Redact)}
 
 	// 1. Resolve the dump set; refuse an incomplete one.
 	var snap *source.Snapshot
@@ -216,9 +216,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, errorf(ExitNoSpace, "not enough disk space on %s: the dump set needs %d more bytes (%s) for %d object(s), %d bytes (%s) are free",
 			opts.Dest, need, humanBytes(need), len(pending), free, humanBytes(int64(free)))
 	}
-	r.prog.emit("plan", Event{"revision": snap.Revision, "objects": len(objs), "bytes": total,
-		"skipped_objects": len(objs) - len(pending), "skipped_bytes": skippedBytes, "resumed_bytes": resumable,
-		"bytes_to_fetch": total - skippedBytes - resumable, "free_bytes": free, "parallel": opts.Parallel, "part_size": opts.PartSize})
+	r.prog.Emit(EventPlan, "revision", snap.Revision, "objects", len(objs), "bytes", total,
+		"skipped_objects", len(objs)-len(pending), "skipped_bytes", skippedBytes, "resumed_bytes", resumable,
+		"bytes_to_fetch", total-skippedBytes-resumable, "free_bytes", free, "parallel", opts.Parallel, "part_size", opts.PartSize)
 	for _, o := range objs {
 		if o.skipped {
 			r.metrics.ObjectsTotal.WithLabelValues("skipped").Inc()
@@ -310,12 +310,12 @@ feed:
 	// The report now records every object: the state directory (done records, empty part
 	// directories) is no longer needed, and the destination holds only the dump set.
 	if err := os.RemoveAll(filepath.Join(opts.Dest, StateDirName)); err != nil {
-		r.prog.emit("warning", Event{"message": "cannot remove the fetch state directory: " + err.Error()})
+		r.prog.Emit(EventWarning, "message", "cannot remove the fetch state directory: "+err.Error())
 	}
-	r.prog.emit("done", Event{"revision": rep.Revision, "objects": rep.Totals.Objects, "bytes": rep.Totals.Bytes,
-		"transferred_bytes": rep.Totals.TransferredBytes, "resumed_bytes": rep.Totals.ResumedBytes,
-		"skipped_objects": rep.Totals.SkippedObjects, "duration_seconds": rep.DurationSeconds,
-		"rate_bytes_per_second": rep.BytesPerSecond})
+	r.prog.Emit(EventDone, "revision", rep.Revision, "objects", rep.Totals.Objects, "bytes", rep.Totals.Bytes,
+		"transferred_bytes", rep.Totals.TransferredBytes, "resumed_bytes", rep.Totals.ResumedBytes,
+		"skipped_objects", rep.Totals.SkippedObjects, "duration_seconds", rep.DurationSeconds,
+		"rate_bytes_per_second", rep.BytesPerSecond)
 	return rep, nil
 }
 
@@ -377,8 +377,8 @@ func (r *runner) backoff(ctx context.Context, what string, attempt int, err erro
 	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
 	r.retries.Add(1)
 	r.metrics.RetriesTotal.Inc()
-	r.prog.emit("retry", Event{"what": what, "attempt": attempt + 1, "max_retries": r.opts.Retries,
-		"delay_seconds": d.Seconds(), "error": source.Describe(err)})
+	r.prog.Emit(EventRetry, "what", what, "attempt", attempt+1, "max_retries", r.opts.Retries,
+		"delay_seconds", d.Seconds(), "error", source.Describe(err))
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -492,7 +492,7 @@ func (r *runner) plan(ctx context.Context, snap *source.Snapshot) ([]*object, er
 	}
 	for _, o := range objs {
 		if !o.skipped && o.verify.Method == "size" {
-			r.prog.emit("warning", Event{"key": o.src.Key, "message": "no manifest digest, single-part ETag or full-object checksum for this object: verified by size only"})
+			r.prog.Emit(EventWarning, "key", o.src.Key, "message", "no manifest digest, single-part ETag or full-object checksum for this object: verified by size only")
 		}
 	}
 	return objs, nil
@@ -599,7 +599,7 @@ func (r *runner) removeStale(current map[string]string) error {
 			return err
 		}
 		delete(r.previous, rel)
-		r.prog.emit("removed", Event{"path": rel, "reason": "fetched by an earlier run, not part of this dump set"})
+		r.prog.Emit(EventRemoved, "path", rel, "reason", "fetched by an earlier run, not part of this dump set")
 	}
 	return nil
 }
@@ -706,7 +706,7 @@ func (r *runner) readRange(ctx context.Context, o *object, f *os.File, off, n in
 			r.bytes.Add(int64(m))
 			r.metrics.BytesTotal.Add(float64(m))
 		}
-		if rerr == io.EOF {
+		if errors.Is(rerr, io.EOF) {
 			if got < n {
 				return got, io.ErrUnexpectedEOF
 			}
@@ -803,9 +803,9 @@ func (r *runner) finalize(o *object, buf []byte) error {
 	_ = os.Remove(r.layout.partState(o.rel))
 	r.metrics.ObjectsTotal.WithLabelValues("fetched").Inc()
 	done := r.objDone.Add(1)
-	r.prog.emit("object", Event{"key": o.src.Key, "path": o.rel, "size": o.src.Size, "sha256": sums.sha256,
-		"verified_by": o.verify.Method, "resumed_bytes": o.resumed, "transferred_bytes": o.transferred.Load(),
-		"objects_done": done})
+	r.prog.Emit(EventObject, "key", o.src.Key, "path", o.rel, "size", o.src.Size, "sha256", sums.sha256,
+		"verified_by", o.verify.Method, "resumed_bytes", o.resumed, "transferred_bytes", o.transferred.Load(),
+		"objects_done", done)
 	return nil
 }
 
@@ -903,12 +903,12 @@ func (r *runner) startTicker(total, objects int64) func() {
 				cur := r.bytes.Load()
 				rate := float64(cur-last) / now.Sub(lastT).Seconds()
 				r.metrics.Rate.Set(rate)
-				ev := Event{"bytes_done": cur, "bytes_total": total, "objects_done": r.objDone.Load(),
-					"objects_total": objects, "rate_bytes_per_second": int64(rate)}
+				fields := []any{"bytes_done", cur, "bytes_total", total, "objects_done", r.objDone.Load(),
+					"objects_total", objects, "rate_bytes_per_second", int64(rate)}
 				if rate > 0 {
-					ev["eta_seconds"] = int64(float64(total-cur) / rate)
+					fields = append(fields, "eta_seconds", int64(float64(total-cur)/rate))
 				}
-				r.prog.emit("progress", ev)
+				r.prog.Emit(EventProgress, fields...)
 				last, lastT = cur, now
 			}
 		}

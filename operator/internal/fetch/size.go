@@ -2,36 +2,38 @@ package fetch
 
 import (
 	"fmt"
-	"strconv"
+	"math"
+	"regexp"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// ParseSize reads sizes like 64Mi, 64MiB, 64M, 1G, 1048576. Binary and decimal suffixes both
-// mean powers of 1024 only when written with "i" (Ki, Mi, Gi, Ti); K, M, G, T are powers of 1000.
+// sizeGrammar is the size grammar both binaries share (the loader's --memory reads the same):
+// a Kubernetes quantity restricted to bytes — a plain number, a decimal suffix k, M, G, T, P, E
+// or a binary one Ki..Ei, fractions allowed — plus the aliases kB..TB and KiB..TiB that people
+// write. Kubernetes' milli suffix and exponents are not sizes and are refused.
+var sizeGrammar = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)(k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|kB|MB|GB|TB|KiB|MiB|GiB|TiB)?$`)
+
+// ParseSize reads a byte size with Kubernetes' meaning: 64Mi = 64·2^20, 64M = 64·10^6,
+// 1.5Gi, 1048576; also 64MiB and 64MB.
 func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "b")
-	mult := int64(1)
-	suffixes := []struct {
-		s string
-		m int64
-	}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40},
-		{"ki", 1 << 10}, {"mi", 1 << 20}, {"gi", 1 << 30}, {"ti", 1 << 40},
-		{"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}}
-	for _, suf := range suffixes {
-		if strings.HasSuffix(t, suf.s) {
-			t, mult = strings.TrimSuffix(t, suf.s), suf.m
-			break
-		}
+	m := sizeGrammar.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("invalid size %q: want bytes as a Kubernetes quantity (e.g. 64Mi, 1.5Gi, 500M, 8388608)", s)
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("invalid size %q (examples: 64Mi, 1Gi, 8388608)", s)
+	// resource.Quantity does the arithmetic once the alias is the Kubernetes suffix.
+	q, err := resource.ParseQuantity(m[1] + strings.TrimSuffix(m[2], "B"))
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q: %w", s, err)
 	}
-	if n > (1<<62)/mult {
-		return 0, fmt.Errorf("size %q too large", s)
+	// Value rounds up, and parsing clamps what exceeds int64 to its maximum: equality says
+	// the value is exact, and the maximum itself counts as too large.
+	n := q.Value()
+	if n == math.MaxInt64 || resource.NewQuantity(n, resource.BinarySI).Cmp(q) != 0 {
+		return 0, fmt.Errorf("invalid size %q: not a whole number of bytes, or too large", s)
 	}
-	return n * mult, nil
+	return n, nil
 }
 
 func humanBytes(n int64) string {

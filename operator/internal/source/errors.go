@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"syscall"
 
@@ -69,11 +70,11 @@ func Classify(err error) Class {
 			return Transient
 		}
 		switch {
-		case resp.StatusCode == 401 || resp.StatusCode == 403:
+		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 			return Auth
-		case resp.StatusCode == 404:
+		case resp.StatusCode == http.StatusNotFound:
 			return Missing
-		case resp.StatusCode == 408 || resp.StatusCode == 429 || resp.StatusCode >= 500:
+		case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 			return Transient
 		case resp.StatusCode >= 400:
 			return Config

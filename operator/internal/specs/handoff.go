@@ -117,7 +117,7 @@ func VolumeManagers(managed []metav1.ManagedFieldsEntry, volumeName string) []st
 		if m.Manager == FieldManager || m.FieldsV1 == nil {
 			continue
 		}
-		if strings.Contains(string(m.FieldsV1.Raw), key) {
+		if strings.Contains(m.FieldsV1.GetRawString(), key) {
 			out = append(out, m.Manager)
 		}
 	}
@@ -131,7 +131,7 @@ func OwnsHandoff(managed []metav1.ManagedFieldsEntry, volumeName string) bool {
 	key := fmt.Sprintf(`"k:{\"name\":\"%s\"}"`, volumeName)
 	for _, m := range managed {
 		if m.Manager == FieldManager && m.Operation == metav1.ManagedFieldsOperationApply && m.FieldsV1 != nil &&
-			strings.Contains(string(m.FieldsV1.Raw), key) && strings.Contains(string(m.FieldsV1.Raw), `"f:claimName"`) {
+			strings.Contains(m.FieldsV1.GetRawString(), key) && strings.Contains(m.FieldsV1.GetRawString(), `"f:claimName"`) {
 			return true
 		}
 	}

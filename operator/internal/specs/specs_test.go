@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/fetch"
 )
 
 func testBulkLoad() *rdfv1.BulkLoad {
@@ -52,7 +53,7 @@ func TestNamesAreValidAndStable(t *testing.T) {
 			t.Errorf("%q: %v", n, errs)
 		}
 	}
-	if WorkflowName(bl, rev, 1) != WorkflowName(bl, rev, 1) || WorkflowName(bl, rev, 1) == WorkflowName(bl, rev, 2) {
+	if first := WorkflowName(bl, rev, 1); WorkflowName(bl, rev, 1) != first || first == WorkflowName(bl, rev, 2) {
 		t.Error("workflow names must be deterministic per (revision, attempt)")
 	}
 	if ShortRevision("a") == ShortRevision("b") || len(ShortRevision("a")) != 10 {
@@ -293,7 +294,11 @@ func TestLoaderArgsSkipPolicy(t *testing.T) {
 }
 
 func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{8 << 30: "8GiB", 1536 << 20: "1536MiB", 2 << 40: "2TiB", 4097: "4097B", 3 << 10: "3KiB"} {
+	for n, want := range map[int64]string{8 << 30: "8GiB", 1536 << 20: "1536MiB", 2 << 40: "2TiB", 4097: "4097", 3 << 10: "3KiB", 1e9: "1000000000"} {
+		// The size grammar shared by the loader and fetch reads it back as the same number.
+		if back, err := fetch.ParseSize(FormatBytes(n)); err != nil || back != n {
+			t.Errorf("FormatBytes(%d) = %q reads back as %d, %v", n, FormatBytes(n), back, err)
+		}
 		if got := FormatBytes(n); got != want {
 			t.Errorf("%d: %s, want %s", n, got, want)
 		}

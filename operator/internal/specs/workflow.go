@@ -514,8 +514,10 @@ func containerSecurityContext() *corev1.SecurityContext {
 	}
 }
 
-// FormatBytes writes a byte count the way the loader's --memory flag reads it:
-// the largest binary unit that divides it exactly (8GiB, 1536MiB, 4096B...).
+// FormatBytes writes a byte count the way the loader's --memory flag reads it (the size
+// grammar of docs/exit-codes.md's programs, see fetch.ParseSize): the largest binary unit
+// that divides it exactly (8GiB, 1536MiB), else plain bytes (4097). Binary units only, so
+// the value means the same to loaders from before and after "64M" became 64·10^6.
 func FormatBytes(n int64) string {
 	for _, u := range []struct {
 		suffix string
@@ -525,7 +527,7 @@ func FormatBytes(n int64) string {
 			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
 		}
 	}
-	return fmt.Sprintf("%dB", n)
+	return strconv.FormatInt(n, 10)
 }
 
 // ControllerReference makes the BulkLoad the controlling owner of a child, so the

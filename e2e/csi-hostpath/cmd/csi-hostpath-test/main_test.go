@@ -71,7 +71,7 @@ func TestCommandRegistersAndStopsOnSIGTERM(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) // killed: Wait reports that
 	regSock := filepath.Join(regDir, driver.Name+"-reg.sock")
 	waitForSocket(t, regSock, stderr)
 

@@ -72,7 +72,7 @@ fn failures_use_the_documented_exit_codes_and_leave_nothing() {
 
     let bad = tmp.path().join("bad.nt");
     std::fs::write(&bad, "<http://a/s> <http://a/p> <http://a/o> .\n<http://a/s> <http://a/p> \"open .\n").unwrap();
-    let (code, err) = run(&db, &[], &[bad.clone()]);
+    let (code, err) = run(&db, &[], std::slice::from_ref(&bad));
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("bad.nt:2:"), "file and line: {err}");
 

@@ -150,8 +150,8 @@ pub mod codec {
             let first = (0..N).find(|&i| t[i] != self.prev[i]).unwrap_or(N);
             self.buf.clear();
             self.buf.push(first as u8);
-            for i in first..N {
-                let mut x = t[i] ^ self.prev[i];
+            for (&v, &prev) in t[first..].iter().zip(&self.prev[first..]) {
+                let mut x = v ^ prev;
                 loop {
                     let b = (x & 0x7f) as u8;
                     x >>= 7;
@@ -406,7 +406,7 @@ mod tests {
         let mut model = Vec::new();
         for _ in 0..20_000 {
             // small domain so duplicates occur within and across runs; top bit set often
-            let t = [lcg(&mut seed) % 50 | (lcg(&mut seed) & (1 << 63)), lcg(&mut seed) % 7, lcg(&mut seed) % 3];
+            let t = [(lcg(&mut seed) % 50) | (lcg(&mut seed) & (1 << 63)), lcg(&mut seed) % 7, lcg(&mut seed) % 3];
             model.push(t);
             s.push(t).unwrap();
         }

@@ -159,6 +159,8 @@ pub struct ParseState {
     pub seconds: f64,
     pub statements: u64,
     pub rejects: u64,
+    /// Every prefix declaration (graph, prefix, namespace), in load order, redefinitions
+    /// included: the prefix tables allocate their nodes in this order, as Jena does.
     pub prefixes: Vec<(String, String, String)>,
     /// MD5 of each input's raw bytes.
     pub input_md5: Vec<Option<String>>,
@@ -179,6 +181,11 @@ pub struct RejectState {
     pub column: u64,
     pub message: String,
     pub text: String,
+    /// The lines `text` spans (a Turtle/TriG statement may span several).
+    #[serde(default)]
+    pub start_line: u64,
+    #[serde(default)]
+    pub end_line: u64,
 }
 
 /// The work of a parse phase still under way: what its completed jobs produced. Jobs after
@@ -193,7 +200,7 @@ pub struct PartialParse {
     pub chunks_done: BTreeMap<usize, Vec<u64>>,
     /// Turtle/TriG inputs parsed whole, with the MD5 of their raw bytes.
     pub files_done: BTreeMap<usize, Option<String>>,
-    /// Prefixes of the Turtle/TriG inputs parsed.
+    /// Prefix declarations of the Turtle/TriG inputs parsed, in input order.
     pub prefixes: BTreeMap<usize, Vec<(String, String)>>,
     pub rejects: Vec<RejectState>,
     pub dictionary: Vec<ShardState>,

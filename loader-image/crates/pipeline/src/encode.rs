@@ -203,8 +203,11 @@ fn valid(t: &TermSlice<'_>) -> bool {
         TermSlice::Iri(iri) => oxiri::Iri::parse(iri).is_ok(),
         TermSlice::Blank(_) => true, // the line scanner checked the label
         TermSlice::Literal { lang: Some(lang), .. } => oxilangtag::LanguageTag::parse(lang).is_ok(),
-        TermSlice::Literal { datatype: Some(dt), .. } => {
-            dt != RDF_LANG_STRING && dt != RDF_DIR_LANG_STRING && oxiri::Iri::parse(dt).is_ok()
+        TermSlice::Literal { lex, datatype: Some(dt), .. } => {
+            dt != RDF_LANG_STRING
+                && dt != RDF_DIR_LANG_STRING
+                && oxiri::Iri::parse(dt).is_ok()
+                && crate::unreadable::readable(lex, dt)
         }
         TermSlice::Literal { .. } => true,
     }

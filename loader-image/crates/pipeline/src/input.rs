@@ -37,14 +37,16 @@ impl<R: Read> Read for DigestReader<R> {
     }
 }
 
-/// Opens an input for reading decompressed bytes, digesting the raw bytes on the way.
+/// Opens an input for reading decompressed bytes, digesting the raw bytes on the way;
+/// formats that decode in parallel (bzip2) use up to `threads` cores.
 pub fn open_input(
     f: &InputFile,
     digest: Arc<Mutex<RawDigest>>,
     progress: Arc<std::sync::atomic::AtomicU64>,
+    threads: usize,
 ) -> io::Result<Box<dyn Read + Send>> {
     let raw = DigestReader { inner: File::open(&f.path)?, md5: Md5::new(), out: digest, done: false, progress };
-    rdf_input::decompress(BufReader::with_capacity(1 << 20, raw), f.compression)
+    rdf_input::decompress_threads(BufReader::with_capacity(1 << 20, raw), f.compression, threads)
 }
 
 /// Runs a reader on its own thread (decompression off the parsing thread), handing over

@@ -16,6 +16,7 @@ pub mod progress;
 mod progress_bar;
 mod report;
 pub mod tuples;
+mod unreadable;
 
 pub use error::LoadError;
 pub use load::{load, LoadOptions, OnError, REPORT_FILE};

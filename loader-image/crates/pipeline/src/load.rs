@@ -671,7 +671,8 @@ fn build(
     let id_stats = IdStats::from_state(cp.indexes.get("POS").and_then(|s| s.stats.clone()).unwrap_or_default());
 
     // ---- Phase 4: prefixes, statistics, journal; make durable; rename into place
-    write_prefix_tables(gen_dir, &parse.prefixes).map_err(|e| LoadError::from_output_io("writing prefixes", e))?;
+    let prefix_mappings =
+        write_prefix_tables(gen_dir, &parse.prefixes).map_err(|e| LoadError::from_output_io("writing prefixes", e))?;
     write_empty_journal(gen_dir).map_err(|e| LoadError::from_output_io("writing the journal", e))?;
     let stats =
         resolve_stats(gen_dir, id_stats).map_err(|e| LoadError::from_output_io("reading back statistics", e))?;
@@ -688,7 +689,7 @@ fn build(
     report.distinct_terms = nodes.distinct_terms;
     report.rejects = parse.rejects;
     report.rejects_file = (opts.on_error == OnError::Skip).then(|| rejects_path.display().to_string());
-    report.prefixes = parse.prefixes.len() as u64;
+    report.prefixes = prefix_mappings;
     report.node_table_bytes = nodes.node_data_bytes;
     report.dictionary_bytes = parse.dictionary_bytes;
     report.dictionary_spilled_terms = parse.dictionary_spilled_terms;

@@ -3,7 +3,7 @@
 //! log encoded tuples. The phase ends with the dictionary and the logs durable in the work
 //! directory, described by a [`ParseState`] for the checkpoint.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -24,6 +24,7 @@ use crate::input::{open_input, RawDigest, ReadAhead};
 use crate::load::{LoadOptions, MemoryPlan, OnError};
 use crate::progress::Progress;
 use crate::tuples::TupleLog;
+use crate::unreadable;
 
 pub(crate) const CHUNK_BYTES: usize = 4 << 20;
 
@@ -33,7 +34,15 @@ enum Job {
 }
 
 fn reject_state(file: usize, r: Rejected) -> RejectState {
-    RejectState { file, line: r.position.line, column: r.position.column, message: r.message, text: r.text }
+    RejectState {
+        file,
+        line: r.position.line,
+        column: r.position.column,
+        message: r.message,
+        text: r.text,
+        start_line: r.start_line,
+        end_line: r.end_line,
+    }
 }
 
 /// Shared state of the parse phase.
@@ -291,11 +300,16 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         }
                     }
                     // The full parser decides this line: its statement or its error.
+                    let mut refused = None;
                     let res = parse_line_chunk(
                         syntax,
                         line,
                         this_line,
                         |q| {
+                            if let Err(r) = unreadable::check_quad(&q) {
+                                refused = Some(r);
+                                return Ok(());
+                            }
                             out.emit(enc.quad(&q, &mut scope, quads)).map_err(|e| {
                                 sh.fail(LoadError::from_output_io("spilling", e));
                                 Stop
@@ -303,6 +317,10 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         },
                         &mut on_reject,
                     );
+                    let res = match refused {
+                        Some(r) if res.is_ok() => on_reject(unreadable::line_reject(line, this_line, r)),
+                        _ => res,
+                    };
                     if res.is_err() {
                         completed = false;
                         break;
@@ -311,7 +329,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
             }
             Job::Terse { file } => {
                 let f = &sh.files[file];
-                let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone()) {
+                let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
                     Ok(r) => ReadAhead::spawn(r),
                     Err(e) => {
                         sh.fail(sh.input_error(file, e));
@@ -320,6 +338,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                 };
                 let mut scope = blank_scope(file, f, true);
                 let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
+                let mut refused = Vec::new();
                 let res = parse_terse(
                     f.syntax,
                     reader,
@@ -328,6 +347,10 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
                             return Err(Stop);
                         }
+                        if let Err(r) = unreadable::check_quad(&q) {
+                            refused.push(r);
+                            return if strict { Err(Stop) } else { Ok(()) };
+                        }
                         out.emit(enc.quad(&q, &mut scope, f.syntax == Syntax::TriG)).map_err(|e| {
                             sh.fail(LoadError::from_output_io("spilling", e));
                             Stop
@@ -335,6 +358,18 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                     },
                     &mut on_reject,
                 );
+                // Refused literals become rejects once their positions are found.
+                let res = match res {
+                    Err(Ok(e)) => Err(Ok(e)),
+                    res if !refused.is_empty() => match unreadable::locate(f, refused) {
+                        Err(e) => Err(Ok(e)),
+                        Ok(rejects) => match rejects.into_iter().try_for_each(&mut on_reject) {
+                            Err(Stop) => Err(Err(Stop)),
+                            Ok(()) => res,
+                        },
+                    },
+                    res => res,
+                };
                 match res {
                     Ok(prefixes) => {
                         sh.prefixes.lock().expect("prefixes").push((file, prefixes));
@@ -384,7 +419,7 @@ fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: 
             }
             continue;
         }
-        let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone()) {
+        let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
             Ok(r) => r,
             Err(e) => return sh.fail(sh.input_error(file, e)),
         };
@@ -419,6 +454,8 @@ fn write_rejects(path: &Path, sh_files: &[InputFile], rejects: &mut [RejectState
             "column": r.column,
             "reason": r.message,
             "text": r.text,
+            "start_line": if r.start_line == 0 { r.line } else { r.start_line },
+            "end_line": if r.end_line == 0 { r.line } else { r.end_line },
         });
         writeln!(w, "{line}")?;
     }
@@ -569,14 +606,11 @@ pub(crate) fn parse_phase(
         let mut per_file = std::mem::take(&mut *sh.prefixes.lock().expect("prefixes"));
         per_file.extend(resumed.prefixes.iter().map(|(f, ps)| (*f, ps.clone())));
         per_file.sort_by_key(|(f, _)| *f);
-        let mut map = BTreeMap::new();
+        // Every declaration in load order (files in order, each in input order), as Jena's
+        // loaders add them to the prefix table: a later definition of a prefix replaces the
+        // mapping, the earlier namespace stays in the prefix node table.
         for (_, ps) in per_file {
-            for (p, ns) in ps {
-                map.insert(p, ns); // a later file's definition wins, as in Jena's prefix map
-            }
-        }
-        for (p, ns) in map {
-            prefixes.push((String::new(), p, ns));
+            prefixes.extend(ps.into_iter().map(|(p, ns)| (String::new(), p, ns)));
         }
     }
     let input_md5 = sh.digests.iter().map(|d| d.lock().expect("digest").md5.clone()).collect();

@@ -226,6 +226,18 @@ pub fn decompress(raw: impl BufRead + Send + 'static, compression: Compression) 
     })
 }
 
+/// [`decompress`] with `threads` cores for formats that decode in parallel (bzip2's blocks).
+pub fn decompress_threads(
+    raw: impl BufRead + Send + 'static,
+    compression: Compression,
+    threads: usize,
+) -> io::Result<Box<dyn Read + Send>> {
+    match compression {
+        Compression::Bzip2 if threads > 1 => Ok(Box::new(crate::parallel_bzip2::ParallelBzDecoder::new(raw, threads))),
+        _ => decompress(raw, compression),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

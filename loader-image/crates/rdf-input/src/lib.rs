@@ -5,11 +5,15 @@
 mod chunks;
 mod detect;
 pub mod fastline;
+pub mod parallel_bzip2;
 mod parse;
 mod rdfxml;
+mod terse;
+#[doc(hidden)]
+pub mod terse_check;
 
 pub use chunks::{Chunk, LineChunker};
-pub use detect::{decompress, detect, open_decompressed, Compression, InputFile, Syntax};
+pub use detect::{decompress, decompress_threads, detect, open_decompressed, Compression, InputFile, Syntax};
 pub use oxrdf;
 pub use parse::{parse_line_chunk, parse_terse, Position, Rejected};
 pub use rdfxml::{jena_xml_literal, parse_rdfxml};

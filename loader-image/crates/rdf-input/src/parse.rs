@@ -1,7 +1,7 @@
 use std::io::{self, Read};
 
 use oxrdf::{GraphName, Quad};
-use oxttl::{NQuadsParser, NTriplesParser, TriGParser, TurtleParseError, TurtleParser, TurtleSyntaxError};
+use oxttl::{NQuadsParser, NTriplesParser, TurtleSyntaxError};
 
 use crate::detect::Syntax;
 
@@ -19,6 +19,9 @@ pub struct Rejected {
     pub message: String,
     /// The offending input text (the line, or the statement's bytes for Turtle/TriG).
     pub text: String,
+    /// The lines `text` spans (both `position.line` for a line-based syntax).
+    pub start_line: u64,
+    pub end_line: u64,
 }
 
 /// Parses newline-aligned N-Triples/N-Quads text line by line. The statements of a line go
@@ -44,6 +47,8 @@ pub fn parse_line_chunk<E>(
         match error {
             Ok(Some(e)) => on_reject(Rejected {
                 position: Position { line: first_line + index as u64, column: e.location().start.column + 1 },
+                start_line: first_line + index as u64,
+                end_line: first_line + index as u64,
                 message: e.message().to_string(),
                 text: String::from_utf8_lossy(line).trim_end_matches('\r').to_string(),
             })?,
@@ -86,52 +91,13 @@ fn parse_slice<E>(
     Ok(None)
 }
 
-/// The last bytes a parser read, by absolute offset, to quote rejected statements.
-struct Recent {
-    bytes: std::collections::VecDeque<u8>,
-    start: u64,
-}
-
-/// Bytes kept behind the parser (it reads ahead in blocks, so more than one line).
-const RECENT_BYTES: usize = 4 << 20;
-
-struct Tee<R> {
-    inner: R,
-    recent: std::rc::Rc<std::cell::RefCell<Recent>>,
-}
-
-impl<R: Read> Read for Tee<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        let mut r = self.recent.borrow_mut();
-        r.bytes.extend(&buf[..n]);
-        let excess = r.bytes.len().saturating_sub(RECENT_BYTES);
-        if excess > 0 {
-            r.bytes.drain(..excess);
-            r.start += excess as u64;
-        }
-        Ok(n)
-    }
-}
-
-impl Recent {
-    /// The whole lines around bytes `from..to`, if still held.
-    fn lines_around(&mut self, from: u64, to: u64) -> String {
-        if from < self.start {
-            return String::new();
-        }
-        let all = self.bytes.make_contiguous();
-        let from = ((from - self.start) as usize).min(all.len());
-        let to = ((to.max(from as u64 + self.start) - self.start) as usize).min(all.len());
-        let start = all[..from].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1);
-        let end = all[to..].iter().position(|&c| c == b'\n').map_or(all.len(), |p| to + p);
-        String::from_utf8_lossy(&all[start..end]).trim_end_matches('\r').to_string()
-    }
-}
-
 /// Parses a whole Turtle/TriG (or RDF/XML, see [`crate::parse_rdfxml`]) stream (sequential:
-/// the syntax cannot be cut). Returns the prefixes in force at the end, for the prefix table. An I/O error (e.g. corrupt
-/// compression) is returned as `Err(Ok(io))`, a callback's error as `Err(Err(e))`.
+/// the syntax cannot be cut), Turtle/TriG statement by
+/// statement (see `terse.rs`): a statement with a syntax error is rejected whole, with its
+/// line range, and costs no other statement; none changes graph. Returns every prefix
+/// declaration accepted, in input order (a redefinition is a new entry), for the prefix
+/// tables. An I/O error (e.g. corrupt compression) is returned as `Err(Ok(io))`, a
+/// callback's error as `Err(Err(e))`.
 pub fn parse_terse<E>(
     syntax: Syntax,
     reader: impl Read,
@@ -139,39 +105,10 @@ pub fn parse_terse<E>(
     mut on_quad: impl FnMut(Quad) -> Result<(), E>,
     mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
-    if syntax == Syntax::RdfXml {
-        return crate::rdfxml::parse_rdfxml(reader, base, on_quad, on_reject);
-    }
-    let recent = std::rc::Rc::new(std::cell::RefCell::new(Recent { bytes: Default::default(), start: 0 }));
-    let reader = Tee { inner: reader, recent: recent.clone() };
-    macro_rules! run {
-        ($parser:expr, $map:expr) => {{
-            let mut parser = $parser;
-            if let Some(b) = base {
-                parser = parser.with_base_iri(b).map_err(|e| Ok(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
-            }
-            let mut it = parser.for_reader(reader);
-            while let Some(r) = it.next() {
-                match r {
-                    Ok(x) => on_quad($map(x)).map_err(Err)?,
-                    Err(TurtleParseError::Io(e)) => return Err(Ok(e)),
-                    Err(TurtleParseError::Syntax(e)) => {
-                        let loc = e.location();
-                        let rej = Rejected {
-                            position: Position { line: loc.start.line + 1, column: loc.start.column + 1 },
-                            message: e.message().to_string(),
-                            text: recent.borrow_mut().lines_around(loc.start.offset, loc.end.offset),
-                        };
-                        on_reject(rej).map_err(Err)?
-                    }
-                }
-            }
-            Ok(it.prefixes().map(|(p, n)| (p.to_string(), n.to_string())).collect())
-        }};
-    }
     match syntax {
-        Syntax::Turtle => run!(TurtleParser::new(), |t: oxrdf::Triple| t.in_graph(GraphName::DefaultGraph)),
-        Syntax::TriG => run!(TriGParser::new(), |q: Quad| q),
+        Syntax::Turtle => crate::terse::parse_units(false, reader, base, &mut on_quad, &mut on_reject),
+        Syntax::TriG => crate::terse::parse_units(true, reader, base, &mut on_quad, &mut on_reject),
+        Syntax::RdfXml => crate::rdfxml::parse_rdfxml(reader, base, on_quad, on_reject),
         _ => unreachable!("line-based syntaxes go through parse_line_chunk"),
     }
 }

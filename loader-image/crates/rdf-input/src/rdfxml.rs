@@ -136,6 +136,9 @@ pub fn parse_rdfxml<E>(
                 let (position, text) =
                     seen.borrow_mut().position(offset).unwrap_or((Position { line: 1, column: 1 }, String::new()));
                 on_reject(Rejected {
+                    // The text is the error's line; the reason says the rest of the file went too.
+                    start_line: position.line,
+                    end_line: position.line,
                     position,
                     message: format!(
                         "{e} (RDF/XML cannot resume after a syntax error: nothing after it in this file \

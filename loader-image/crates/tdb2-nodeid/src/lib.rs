@@ -1,10 +1,10 @@
 //! TDB2 NodeIds and Jena 5.6.0's exact inline-literal rule.
 //!
-//! A TDB2 NodeId is 64 bits, written big-endian in index records (docs/tdb2-format.md §3):
+//! A TDB2 NodeId is 64 bits, written big-endian in index records (docs/tdb2-format.md §2):
 //!
 //! ```text
 //! bit 63 = 0              PTR: bits 0..62 = byte offset of the term in nodes-data.obj
-//! bit 63 = 1, bit 62 = 1  xsd:double, 62-bit packed (§3.2)
+//! bit 63 = 1, bit 62 = 1  xsd:double, 62-bit packed (§2, doubles)
 //! bit 63 = 1, bit 62 = 0  bits 56..61 = type code, bits 0..55 = value
 //! ```
 //!
@@ -20,6 +20,9 @@
 #![forbid(unsafe_code)]
 
 use std::fmt::Write as _;
+
+mod readable;
+pub use readable::{jena_readable, Unreadable, XML_LITERAL_MAX_DEPTH};
 
 /// The XML Schema namespace; the datatype IRIs handled here are `XSD` + local name.
 pub const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
@@ -356,7 +359,7 @@ enum Tz {
     Minutes(i32),
 }
 
-struct DateTimeFields<'a> {
+pub(crate) struct DateTimeFields<'a> {
     /// The full year as Xerces reads it (fits an i32).
     year: i64,
     month: u32,
@@ -404,6 +407,44 @@ fn parse_offset(b: &[u8], at: usize) -> Option<Tz> {
 /// (`XSDDateTimeType.parseValidated`), which throws (Jena aborts the load) when the fraction
 /// digits, trailing zeros removed, exceed `Integer.MAX_VALUE`. Both failures give None.
 fn parse_date_time(t: &str, is_date: bool) -> Option<DateTimeFields<'_>> {
+    let fields = xerces_date_time(t, is_date)?;
+    fraction_fits_int(fields.frac).then_some(fields)
+}
+
+/// Jena's re-parse (`XSDAbstractDateTimeType.getTime`): `parseInt` of the fraction digits
+/// (`frac` with its '.', or empty) without trailing zeros; false when it throws
+/// (NumberFormatException: the value exceeds `Integer.MAX_VALUE`).
+pub(crate) fn fraction_fits_int(frac: &str) -> bool {
+    let frac_digits = frac.as_bytes().get(1..).unwrap_or(&[]);
+    let sig = frac_digits.iter().rposition(|&c| c != b'0').map_or(0, |p| p + 1);
+    let mut v: u64 = 0;
+    for &c in &frac_digits[..sig] {
+        v = v * 10 + (c - b'0') as u64;
+        if v > i32::MAX as u64 {
+            return false;
+        }
+    }
+    true
+}
+
+/// True when 59 + `frac` (".ddd") rounds to 60.0 as a double: the fraction is at least
+/// 1 - 2^-48 (the midpoint between 60 and the largest double below it, whose ties go to 60),
+/// compared digit by digit without allocating.
+fn fraction_rounds_up_to_60(frac: &str) -> bool {
+    const LIMIT: &[u8] = b"999999999999996447286321199499070644378662109375";
+    let digits = frac.as_bytes().get(1..).unwrap_or(&[]);
+    for (i, &l) in LIMIT.iter().enumerate() {
+        let d = digits.get(i).copied().unwrap_or(b'0');
+        if d != l {
+            return d > l;
+        }
+    }
+    true // equal to the limit (then any further digits only add)
+}
+
+/// Validity as Xerces `DateTimeDV`/`DateDV` sees it (see [`parse_date_time`]), without Jena's
+/// re-parse of the fraction.
+pub(crate) fn xerces_date_time(t: &str, is_date: bool) -> Option<DateTimeFields<'_>> {
     let b = t.as_bytes();
     let n = b.len();
     let neg = *b.first()? == b'-';
@@ -497,19 +538,11 @@ fn parse_date_time(t: &str, is_date: bool) -> Option<DateTimeFields<'_>> {
         // not inlined either way.
         return None;
     }
-    // A seconds value that rounds to 60.0 as a double is invalid for Xerces; such a fraction
-    // has sub-millisecond digits and is not inlined anyway, so no special case is needed.
-    //
-    // Jena's re-parse: Integer.parseInt of the fraction digits without trailing zeros.
-    if !frac_digits.is_empty() {
-        let sig = frac_digits.iter().rposition(|&c| c != b'0').map_or(0, |p| p + 1);
-        let mut v: u64 = 0;
-        for &c in &frac_digits[..sig] {
-            v = v * 10 + (c - b'0') as u64;
-            if v > i32::MAX as u64 {
-                return None; // NumberFormatException: Jena cannot load this literal
-            }
-        }
+    // A seconds value that rounds to 60.0 as a double is invalid for Xerces (`second >= 60`):
+    // "59.99999999999999999" is ill-formed. (Such a fraction has sub-millisecond digits and is
+    // not inlined anyway, but whether it is ill-formed decides whether Jena re-parses it.)
+    if second == 59 && fraction_rounds_up_to_60(frac) {
+        return None;
     }
     Some(DateTimeFields { year, month, day, hour, minute, second, frac, tz })
 }

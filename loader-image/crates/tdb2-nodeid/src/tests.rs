@@ -1,5 +1,5 @@
-//! Unit tests. Expected values come from docs/tdb2-format.md (its verified NodeId examples and
-//! the rules of §3.1–3.3 / §11.1–2), or, where marked "Jena 5.6.0 oracle", from running
+//! Unit tests. Expected values come from docs/tdb2-format.md (the NodeId examples of §2 and
+//! the rules of §2–3), or, where marked "Jena 5.6.0 oracle", from running
 //! `jena-oracle/InlineOracle.java` against the Jena 5.6.0 distribution. The broad comparison with
 //! Jena is `tests/jena_differential.rs`.
 
@@ -18,12 +18,12 @@ fn decoded(bits: u64) -> (String, String) {
     (l, d.strip_prefix(XSD).unwrap().to_string())
 }
 
-/// Value for code `c` and a 56-bit payload, per the §3 layout.
+/// Value for code `c` and a 56-bit payload, per the §2 layout.
 fn typed_bits(c: u8, v: i64) -> u64 {
     1 << 63 | (c as u64) << 56 | (v as u64 & MASK56)
 }
 
-// ------------------------------------------------------------------ §3 verified examples
+// ------------------------------------------------------------------ §2 examples
 
 #[test]
 fn spec_examples_encode() {
@@ -40,7 +40,7 @@ fn spec_examples_encode() {
         ("-0.0", "double", 0xe000000000000000),
         ("2020-01-02", "date", 0x87fc7e4110000000),
         ("2020-01-02T03:04:05Z", "dateTime", 0x85fe7e4110c41388),
-        // §3.1 float rule [V]: rounded directly to binary32, not via double.
+        // §3 float rule: rounded directly to binary32, not via double.
         ("1.00000017881393432617187499", "float", 0x830000003f800001),
     ];
     for &(lex, t, want) in cases {
@@ -66,7 +66,7 @@ fn spec_examples_decode() {
     for &(bits, lex, t) in cases {
         assert_eq!(decoded(bits), (lex.to_string(), t.to_string()), "{bits:016x}");
     }
-    // §11.2: "1.0e0" prints back as 1.0e0, "123.456e10" as 1.23456E12.
+    // §3: "1.0e0" prints back as 1.0e0, "123.456e10" as 1.23456E12.
     assert_eq!(decoded(id("123.456e10", "double").unwrap()).0, "1.23456E12");
     assert_eq!(decoded(id("1.0e0", "double").unwrap()).0, "1.0e0");
     // Pointers and unknown codes do not decode.
@@ -93,7 +93,7 @@ fn ptr_rejects_64_bit_offsets() {
     let _ = NodeId::ptr(1 << 63);
 }
 
-// ------------------------------------------------------------------ §3.1 which literals inline
+// ------------------------------------------------------------------ §3 which literals inline
 
 #[test]
 fn never_inlined() {
@@ -112,7 +112,7 @@ fn never_inlined() {
 
 #[test]
 fn invalid_for_own_datatype_not_inlined() {
-    // §3.1 examples.
+    // §3 examples.
     assert_eq!(id("200", "byte"), None);
     assert_eq!(id("0", "positiveInteger"), None);
     assert_eq!(id("256", "unsignedByte"), None);
@@ -151,7 +151,7 @@ fn integer_family_type_codes_and_subtype_ranges() {
 
 #[test]
 fn integer_lexical_length_and_56_bit_range() {
-    // §3.1: raw lexical (before whitespace stripping) <= 19 characters, value in [-2^55, 2^55-1].
+    // §3: raw lexical (before whitespace stripping) <= 19 characters, value in [-2^55, 2^55-1].
     assert_eq!(id("+0000000000000000042", "integer"), None); // 20 chars
     assert_eq!(id("+000000000000000042", "integer"), Some(0x810000000000002a)); // 19 chars
     assert_eq!(id("36028797018963968", "integer"), None); // 2^55
@@ -160,7 +160,7 @@ fn integer_lexical_length_and_56_bit_range() {
     assert_eq!(id("-36028797018963969", "integer"), None);
     assert_eq!(id("  42 ", "integer"), Some(0x810000000000002a));
     assert_eq!(id("+5", "integer"), id("5", "integer"));
-    // §11.2: "007", "+7" and "7" are one term.
+    // §3: "007", "+7" and "7" are one term.
     assert_eq!(id("007", "integer"), id("7", "integer"));
     assert_eq!(id("+7", "integer"), id("7", "integer"));
     // Whitespace counts towards the 19 characters.
@@ -179,13 +179,13 @@ fn integer_lexical_length_and_56_bit_range() {
 fn decimal_bigdecimal_semantics() {
     let dec =
         |unscaled: i64, scale: u8| typed_bits(code::DECIMAL, ((scale as i64) << 48) | (unscaled & ((1 << 48) - 1)));
-    // §3.1 examples.
+    // §3 examples.
     assert_eq!(id("1.50", "decimal"), Some(dec(150, 2)));
     assert_eq!(id("1.", "decimal"), Some(dec(1, 0)));
     assert_eq!(id(".5", "decimal"), Some(dec(5, 1)));
     assert_eq!(id("+.5", "decimal"), Some(dec(5, 1)));
     assert_eq!(id("-0.0", "decimal"), Some(dec(0, 1)));
-    // §11.2: "1.50" and "1.5" are different NodeIds; "0.0" and "-0.0" collapse.
+    // §3: "1.50" and "1.5" are different NodeIds; "0.0" and "-0.0" collapse.
     assert_ne!(id("1.50", "decimal"), id("1.5", "decimal"));
     assert_eq!(id("0.0", "decimal"), id("-0.0", "decimal"));
     // Range: unscaled in [-2^47, 2^47-1], scale <= 127.
@@ -210,7 +210,7 @@ fn decimal_bigdecimal_semantics() {
 
 #[test]
 fn double_exponent_window_and_specials() {
-    // §3.1: INF, +INF, -INF, NaN accepted; Inf/NaN have e9 = 0x1FF.
+    // §2–3: INF, +INF, -INF, NaN accepted; Inf/NaN have e9 = 0x1FF.
     assert_eq!(id("INF", "double"), Some(0xC000000000000000 | 0x1ff << 52));
     assert_eq!(id("+INF", "double"), id("INF", "double"));
     assert_eq!(id("-INF", "double"), Some(0xC000000000000000 | 1 << 61 | 0x1ff << 52));
@@ -218,7 +218,7 @@ fn double_exponent_window_and_specials() {
         assert_eq!(id(bad, "double"), None, "{bad:?}");
         assert_eq!(id(bad, "float"), None, "{bad:?}");
     }
-    // Not inlined: 1e100, 1e78, 1e-100 (§3.1).
+    // Not inlined: 1e100, 1e78, 1e-100 (§2, doubles).
     for s in ["1e100", "1e78", "1e-100"] {
         assert_eq!(id(s, "double"), None, "{s}");
     }
@@ -242,7 +242,7 @@ fn double_exponent_window_and_specials() {
 
 #[test]
 fn float_direct_rounding_and_overflow() {
-    // §3.1 [V]: 1.00000017881393432617187499 lies just below the midpoint of 0x3f800001 and
+    // §3: 1.00000017881393432617187499 lies just below the midpoint of 0x3f800001 and
     // 0x3f800002; rounding via double would hit the midpoint and give 0x3f800002.
     assert_eq!(id("1.00000017881393432617187499", "float"), Some(0x830000003f800001));
     assert_eq!(id("1e40", "float"), Some(0x830000007f800000)); // overflow -> INF
@@ -266,7 +266,7 @@ fn boolean_forms() {
     assert_eq!(decoded(0x8800000000000000).0, "false");
 }
 
-// ------------------------------------------------------------------ §3.3 date/time
+// ------------------------------------------------------------------ §2–3 date/time
 
 #[allow(clippy::too_many_arguments)]
 fn dt_bits(c: u8, tz: u64, y: u64, mo: u64, d: u64, h: u64, mi: u64, ms: u64) -> u64 {
@@ -360,7 +360,7 @@ fn date_time_validity() {
 
 #[test]
 fn date_time_stamp_fallback() {
-    // §3.1: dateTimeStamp without a timezone is inlined with the dateTime code.
+    // §3: dateTimeStamp without a timezone is inlined with the dateTime code.
     assert_eq!(id("2020-01-02T03:04:05", "dateTimeStamp"), id("2020-01-02T03:04:05", "dateTime"));
     assert_eq!(id("2020-01-02T03:04:05+01:00", "dateTimeStamp"), Some(dt_bits(6, 4, 2020, 1, 2, 3, 4, 5000)));
     // A dateTimeStamp that is valid but not packable is not inlined (no fallback).

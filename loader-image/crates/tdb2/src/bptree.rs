@@ -1,6 +1,6 @@
 //! Bottom-up packing of a Jena dboe B+Tree from a sorted stream of unique records.
 //!
-//! Layout and fill rules follow Jena's `BPlusTreeRewriter` (tdb2-format.md §2.5): leaves
+//! Layout and fill rules follow Jena's `BPlusTreeRewriter` (docs/tdb2-format.md §5): leaves
 //! filled completely, the last two leaves rebalanced, branch blocks filled to `MaxPtr`
 //! pointers, the last two branch blocks of each level rebalanced to at least `MinRec` keys,
 //! the root in node block 0. Unlike Jena, stale bytes are zeroed, the root is written
@@ -59,7 +59,7 @@ impl TreeParams {
     pub const fn with_block_size(key_len: usize, val_len: usize, block_size: usize) -> TreeParams {
         let rec_len = key_len + val_len;
         let x = (block_size - 4 - rec_len) / (rec_len + 4);
-        let order = (x + 1) / 2;
+        let order = x.div_ceil(2);
         TreeParams {
             block_size,
             key_len,
@@ -243,7 +243,7 @@ impl PackedTreeWriter {
     pub fn finish(mut self) -> io::Result<TreeSummary> {
         let p = self.p;
         if self.records == 0 {
-            // Empty tree (§2.4): one empty leaf, a type-7 root with count 0 and ptr 0.
+            // Empty tree (docs/tdb2-format.md §5): one empty leaf, a type-7 root with count 0 and ptr 0.
             self.write_leaf_raw_empty()?;
             self.encode_branch(TYPE_LEAF_PARENT, &Branch { keys: Vec::new(), ptrs: vec![0] });
             return self.write_root_and_state(TreeSummary { records: 0, root: 0, branch_blocks: 1, leaf_blocks: 1 });

@@ -41,57 +41,65 @@ impl NodeDataWriter {
     }
 }
 
-/// Builds the prefix tables (`prefixes*` node table + `GPU` index) from
-/// (graph IRI, prefix, namespace) rows; dataset-level prefixes use the graph `""` (`<>`).
-pub fn write_prefix_tables(dir: &Path, rows: &[(String, String, String)]) -> io::Result<()> {
-    // Distinct terms in MD5 order, as the main node table.
-    let mut terms: Vec<([u8; 16], Vec<u8>)> = Vec::new();
-    let term_of = |t: Term<'_>| {
-        let mut enc = Vec::new();
-        encode_term(&t, &mut enc);
-        (node_hash(&t), enc)
-    };
-    let mut keyed_rows = Vec::with_capacity(rows.len());
-    for (g, p, u) in rows {
-        let g = term_of(Term::Iri(g));
-        let p = term_of(Term::Literal { lex: p, lang: None, datatype: None });
-        let u = term_of(Term::Iri(u));
-        keyed_rows.push([g.0, p.0, u.0]);
-        terms.extend([g, p, u]);
-    }
-    terms.sort();
-    terms.dedup_by(|a, b| a.0 == b.0);
+/// Builds the prefix tables (`prefixes*` node table + `GPU` index) from the prefix
+/// declarations (graph IRI, prefix, namespace) in load order; dataset-level prefixes use the
+/// graph `""` (`<>`). As Jena's loaders (`StoragePrefixesTDB.add`), each declaration
+/// allocates its graph, prefix and namespace nodes, in that order, unless already present
+/// (NodeIds are offsets in `prefixes-data.obj`, so allocation order matters); a later
+/// declaration of the same prefix replaces its mapping in `GPU`, and the namespace it
+/// replaced stays in the node table. Returns the number of mappings (`GPU` records).
+pub fn write_prefix_tables(dir: &Path, declarations: &[(String, String, String)]) -> io::Result<u64> {
     let mut data = NodeDataWriter::create(dir, "prefixes")?;
+    let mut keys: Vec<([u8; 16], u64)> = Vec::new();
+    let mut id_of: std::collections::HashMap<[u8; 16], u64> = std::collections::HashMap::new();
+    let mut mapping: std::collections::BTreeMap<(u64, u64), u64> = std::collections::BTreeMap::new();
+    let mut enc = Vec::new();
+    for (g, p, u) in declarations {
+        let mut ids = [0u64; 3];
+        let terms = [Term::Iri(g), Term::Literal { lex: p, lang: None, datatype: None }, Term::Iri(u)];
+        for (slot, t) in ids.iter_mut().zip(terms.iter()) {
+            let hash = node_hash(t);
+            *slot = match id_of.get(&hash) {
+                Some(&id) => id,
+                None => {
+                    enc.clear();
+                    encode_term(t, &mut enc);
+                    let at = data.append_encoded(&enc)?;
+                    id_of.insert(hash, at);
+                    keys.push((hash, at));
+                    at
+                }
+            };
+        }
+        mapping.insert((ids[0], ids[1]), ids[2]);
+    }
+    data.finish()?;
+    keys.sort();
     let mut index = PackedTreeWriter::create(dir, "prefixes", TreeParams::NODE)?;
-    let mut id_of = std::collections::HashMap::new();
-    for (hash, enc) in &terms {
-        let at = data.append_encoded(enc)?;
+    for (hash, at) in &keys {
         let mut rec = [0u8; 24];
         rec[..16].copy_from_slice(hash);
         rec[16..].copy_from_slice(&at.to_be_bytes());
         index.push(&rec)?;
-        id_of.insert(*hash, at);
     }
-    data.finish()?;
     index.finish()?;
-    let mut gpu: Vec<[u8; 24]> = keyed_rows
+    let mut gpu: Vec<[u8; 24]> = mapping
         .iter()
-        .map(|r| {
+        .map(|(&(g, p), &u)| {
             let mut rec = [0u8; 24];
-            for (i, h) in r.iter().enumerate() {
-                rec[i * 8..i * 8 + 8].copy_from_slice(&id_of[h].to_be_bytes());
+            for (i, id) in [g, p, u].iter().enumerate() {
+                rec[i * 8..i * 8 + 8].copy_from_slice(&id.to_be_bytes());
             }
             rec
         })
         .collect();
     gpu.sort();
-    gpu.dedup();
     let mut w = PackedTreeWriter::create(dir, "GPU", TreeParams::TRIPLE)?;
     for r in &gpu {
         w.push(r)?;
     }
     w.finish()?;
-    Ok(())
+    Ok(gpu.len() as u64)
 }
 
 /// An empty transaction journal: Jena starts clean on it.

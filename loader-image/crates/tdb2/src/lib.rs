@@ -1,6 +1,6 @@
 //! The Apache Jena TDB2 on-disk format, as written by a bulk loader: node table terms and
 //! keys, packed B+Trees, the database directory, optimizer statistics.
-//! `../shared/docs/tdb2-format.md` is the specification this follows.
+//! `docs/tdb2-format.md` (in the repository root) describes the format as this crate writes it.
 
 pub mod bptree;
 pub mod db;

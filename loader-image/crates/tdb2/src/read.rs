@@ -1,5 +1,5 @@
 //! Reads a B+Tree back by descending from its root, checking the invariants Jena relies on
-//! (§2.3, §2.4): used by tests, fuzzing and `rdf-bulkload verify`.
+//! (docs/tdb2-format.md §5, §10): used by tests, fuzzing and `rdf-bulkload verify`.
 
 use std::path::Path;
 

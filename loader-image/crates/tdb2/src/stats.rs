@@ -1,4 +1,4 @@
-//! `stats.opt`: the optimizer statistics Jena reads from the generation directory (§7).
+//! `stats.opt`: the optimizer statistics Jena reads from the generation directory (docs/tdb2-format.md §9).
 
 use std::fmt::Write as _;
 

@@ -1,5 +1,5 @@
 //! RDF terms as TDB2 stores them: RDF Thrift (compact protocol) bytes in `nodes-data.obj`,
-//! and the MD5 key of the `nodes` index (tdb2-format.md §4).
+//! and the MD5 key of the `nodes` index (docs/tdb2-format.md §4).
 
 use md5::{Digest, Md5};
 
@@ -65,7 +65,7 @@ pub fn encode_term(t: &Term<'_>, out: &mut Vec<u8>) {
     }
 }
 
-/// The 16-byte key of the `nodes` index: MD5 of `lex|lang|datatype|kind` (§4.2).
+/// The 16-byte key of the `nodes` index: MD5 of `lex|lang|datatype|kind` (docs/tdb2-format.md §4).
 pub fn node_hash(t: &Term<'_>) -> [u8; 16] {
     let mut h = Md5::new();
     match *t {

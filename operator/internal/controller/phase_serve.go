@@ -10,8 +10,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
@@ -59,6 +61,7 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 		s.servingSettled = true
 		return nil
 	}
+	log := ctrl.LoggerFrom(ctx)
 	kind := string(sv.Kind)
 	if kind == "" {
 		kind = string(rdfv1.WorkloadDeployment)
@@ -83,16 +86,17 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 	rev := vs.Annotations[specs.AnnotationRevision]
 	claim := specs.ServingClaim(bl, rev, vs.Status.RestoreSize, vs.Annotations[specs.AnnotationSourceNode])
 
-	obj, tmpl := emptyWorkload(sv)
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: sv.Name}, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			// The workload is watched: its creation brings the BulkLoad back.
-			s.servingOutcome(func() {
-				s.progress(rdfv1.PhaseHandingOff, status.ReasonServingPending, "snapshot %s is ready; waiting for %s %s to hand it to", want, kind, sv.Name)
-			})
-			return nil
-		}
-		return fmt.Errorf("cannot read %s %s: %w", kind, sv.Name, err)
+	obj, tmpl, err := r.servingWorkload(ctx, bl)
+	if err != nil {
+		return err
+	}
+	if obj == nil {
+		// The workload is watched: its creation brings the BulkLoad back.
+		log.V(1).Info("waiting for the serving workload to exist", "kind", kind, "workload", sv.Name, "snapshot", want)
+		s.servingOutcome(func() {
+			s.progress(rdfv1.PhaseHandingOff, status.ReasonServingPending, "snapshot %s is ready; waiting for %s %s to hand it to", want, kind, sv.Name)
+		})
+		return nil
 	}
 	if n := specs.WorkloadReplicas(obj); n > 1 {
 		s.servingOutcome(func() {
@@ -125,7 +129,6 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 		return fmt.Errorf("cannot read the serving volume %s: %w", claim.Name, err)
 	}
 
-	log := logf.FromContext(ctx)
 	handedOff := specs.HandedOff(tmpl, sv.VolumeName, claim.Name, rev)
 	drifted := !handedOff && st.ServingClaim == claim.Name && st.ServedSnapshot == want
 	if !handedOff {
@@ -140,12 +143,12 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 			return fmt.Errorf("cannot hand snapshot %s to %s %s: %w", want, kind, sv.Name, err)
 		}
 		if drifted {
-			log.Info("the serving workload no longer mounted the handed-off database: put it back", "kind", kind, "name", sv.Name, "found", was, "managers", managers, "claim", claim.Name)
+			log.Info("the serving workload no longer mounted the handed-off database: put it back", "kind", kind, "workload", sv.Name, "found", was, "managers", managers, "claim", claim.Name)
 			r.eventNow(s, corev1.EventTypeWarning, "HandoffDriftCorrected", "%s %s mounted %s instead of %s (fields of volume %s held by %s); put %s back",
 				kind, sv.Name, was, claim.Name, sv.VolumeName, orDefault(strings.Join(managers, ", "), "no other manager"), claim.Name)
 			handoffDriftCorrectionsTotal.WithLabelValues(bl.Namespace, bl.Name).Inc()
 		} else {
-			log.Info("handed the database to the serving workload", "kind", kind, "name", sv.Name, "claim", claim.Name, "revision", rev, "snapshot", want)
+			log.Info("handed the database to the serving workload", "kind", kind, "workload", sv.Name, "claim", claim.Name, "revision", rev, "snapshot", want)
 			r.eventNow(s, corev1.EventTypeNormal, "HandedOff", "%s %s now mounts %s (snapshot %s, revision %s)", kind, sv.Name, claim.Name, want, rev)
 		}
 	}
@@ -164,16 +167,19 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 	st.ServingClaim = claim.Name
 	st.ServedSnapshot = want
 
-	pending := ""
-	if !handedOff {
-		pending = "the template was just changed"
-	} else {
+	pending := "the template was just changed"
+	if handedOff {
 		pending = specs.Rollout(obj)
 	}
 	if pending == "" {
 		s.servingSettled = true
+		if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c != nil && c.Status == metav1.ConditionTrue &&
+			(c.Reason == status.ReasonRollingOut || c.Reason == status.ReasonHandoffDrifted) {
+			log.Info("serving workload rolled out onto the database", "kind", kind, "workload", sv.Name, "claim", claim.Name, "snapshot", want)
+		}
 		return nil
 	}
+	log.V(1).Info("waiting for the serving workload's rollout", "kind", kind, "workload", sv.Name, "claim", claim.Name, "pending", pending)
 	reason, msg := status.ReasonRollingOut, fmt.Sprintf("%s %s rolls out onto %s (snapshot %s): %s", kind, sv.Name, claim.Name, want, pending)
 	if drifted {
 		reason = status.ReasonHandoffDrifted
@@ -227,6 +233,20 @@ func (r *BulkLoadReconciler) buildNode(ctx context.Context, bl *rdfv1.BulkLoad, 
 		return "", fmt.Errorf("cannot read the persistent volume %s of %s: %w", pvc.Spec.VolumeName, pvc.Name, err)
 	}
 	return specs.NodeBound(pv, node), nil
+}
+
+// servingWorkload reads spec.serving's workload, uncached (the cache holds only the
+// names of Deployments and StatefulSets), with its pod template; nil when it does not exist.
+func (r *BulkLoadReconciler) servingWorkload(ctx context.Context, bl *rdfv1.BulkLoad) (client.Object, *corev1.PodTemplateSpec, error) {
+	sv := bl.Spec.Serving
+	obj, tmpl := emptyWorkload(sv)
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: sv.Name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, nil
+		}
+		return nil, nil, fmt.Errorf("cannot read the serving %s %s: %w", orDefault(string(sv.Kind), string(rdfv1.WorkloadDeployment)), sv.Name, err)
+	}
+	return obj, tmpl, nil
 }
 
 // emptyWorkload is an empty object of the serving workload's kind to read it into, and its pod

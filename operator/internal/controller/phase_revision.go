@@ -1,0 +1,98 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+)
+
+// resolveRevision finds the revision the spec (manual) or the source (watch) asks
+// for and decides whether it starts a build now, is queued behind the running
+// build, or is already built (or failed) and needs nothing.
+func (r *BulkLoadReconciler) resolveRevision(ctx context.Context, s *scope) error {
+	bl, st := s.bl, &s.bl.Status
+	if bl.Spec.Trigger.Mode == rdfv1.TriggerWatch {
+		r.pollSource(ctx, s)
+	} else {
+		s.wanted = ManualRevision(bl)
+		st.Source = nil
+	}
+	want := s.wanted.ID
+	log := ctrl.LoggerFrom(ctx).WithValues("trigger", bl.Spec.Trigger.Mode)
+
+	if st.SourceRevision != "" {
+		// One build at a time: a different revision waits for the running build.
+		switch {
+		case want == "":
+		case want == st.SourceRevision:
+			st.QueuedRevision = ""
+		case want != st.QueuedRevision:
+			st.QueuedRevision = want
+			log.Info("revision queued behind the running build", "revision", want, "building", st.SourceRevision)
+			r.event(s, corev1.EventTypeNormal, "RevisionQueued", "revision %s queued behind the build of %s", want, st.SourceRevision)
+		}
+		return nil
+	}
+	switch want {
+	case "":
+		log.V(1).Info("no revision to build", "why", orDefault(s.sourceProblem, "no complete dump set"))
+		return nil
+	case st.LastBuiltRevision:
+		st.QueuedRevision = ""
+		log.V(1).Info("revision already built", "revision", want, "snapshot", st.CurrentSnapshot)
+		return nil
+	case st.LastFailedRevision:
+		st.QueuedRevision = ""
+		log.V(1).Info("revision failed before; not built again until it changes (trigger.rebuild)", "revision", want)
+		return nil
+	}
+	st.SourceRevision = want
+	st.QueuedRevision = ""
+	st.Attempt = 1
+	st.RetryAfter = nil
+	st.LastFailure = nil
+	st.Workflow = nil
+	st.BuildStartTime = &metav1.Time{Time: s.now}
+	log.Info("starting a build", "revision", want)
+	r.event(s, corev1.EventTypeNormal, "BuildStarted", "building revision %s", want)
+	return nil
+}
+
+// sourceAccess reads the credentials and CA the spec names, for the resolver.
+func (r *BulkLoadReconciler) sourceAccess(ctx context.Context, bl *rdfv1.BulkLoad) (SourceAccess, error) {
+	var a SourceAccess
+	src := &bl.Spec.Source
+	if ref := src.CredentialsSecretRef; ref != nil {
+		sec := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: ref.Name}, sec); err != nil {
+			return a, fmt.Errorf("cannot read the credentials Secret %s: %w", ref.Name, err)
+		}
+		idKey, secretKey := orDefault(ref.AccessKeyIDKey, "AWS_ACCESS_KEY_ID"), orDefault(ref.SecretAccessKeyKey, "AWS_SECRET_ACCESS_KEY")
+		a.AccessKeyID, a.SecretAccessKey = string(sec.Data[idKey]), string(sec.Data[secretKey])
+		if a.AccessKeyID == "" || a.SecretAccessKey == "" {
+			return a, fmt.Errorf("the credentials Secret %s lacks key %s or %s", ref.Name, idKey, secretKey)
+		}
+	}
+	switch {
+	case src.CASecretRef != nil:
+		sec := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: src.CASecretRef.Name}, sec); err != nil {
+			return a, fmt.Errorf("cannot read the CA Secret %s: %w", src.CASecretRef.Name, err)
+		}
+		a.CABundle = sec.Data[orDefault(src.CASecretRef.Key, specs.CAFileName)]
+	case src.CAConfigMapRef != nil:
+		cm := &corev1.ConfigMap{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: src.CAConfigMapRef.Name}, cm); err != nil {
+			return a, fmt.Errorf("cannot read the CA ConfigMap %s: %w", src.CAConfigMapRef.Name, err)
+		}
+		a.CABundle = []byte(cm.Data[orDefault(src.CAConfigMapRef.Key, specs.CAFileName)])
+	}
+	return a, nil
+}

@@ -1,0 +1,99 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
+)
+
+// snapshot is the phase after a succeeded build workflow: it takes the VolumeSnapshot
+// of the database volume and waits for it to be readyToUse (s.snapshot then), for
+// recordBuild to record.
+func (r *BulkLoadReconciler) snapshot(ctx context.Context, s *scope) error {
+	if !s.obs.Done || !s.obs.Succeeded || s.bl.Status.SourceRevision == "" {
+		return nil
+	}
+	return r.ensureSnapshot(ctx, s)
+}
+
+// ensureSnapshot snapshots the database volume of a succeeded workflow and waits
+// for the CSI driver to mark the snapshot readyToUse.
+func (r *BulkLoadReconciler) ensureSnapshot(ctx context.Context, s *scope) error {
+	bl, st := s.bl, &s.bl.Status
+	want := specs.DatabaseSnapshot(bl, st.SourceRevision)
+	vs := &snapv1.VolumeSnapshot{}
+	err := r.Get(ctx, client.ObjectKeyFromObject(want), vs)
+	switch {
+	case apierrors.IsNotFound(err):
+		node, err := r.buildNode(ctx, bl, st.SourceRevision)
+		if err != nil {
+			return err
+		}
+		if node != "" {
+			want.Annotations[specs.AnnotationSourceNode] = node
+		}
+		if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("cannot create snapshot %s: %w", want.Name, err)
+		} else if err == nil {
+			ctrl.LoggerFrom(ctx).Info("snapshot taken of the database volume", "snapshot", want.Name,
+				"volume", *want.Spec.Source.PersistentVolumeClaimName, "revision", st.SourceRevision, "sourceNode", node)
+			r.eventNow(s, corev1.EventTypeNormal, "SnapshotCreated", "snapshot %s of volume %s", want.Name, *want.Spec.Source.PersistentVolumeClaimName)
+		}
+		vs = want
+	case err != nil:
+		return fmt.Errorf("cannot read snapshot %s: %w", want.Name, err)
+	}
+	if vs.Status == nil || vs.Status.ReadyToUse == nil || !*vs.Status.ReadyToUse {
+		return r.waitForSnapshot(ctx, s, vs)
+	}
+	s.snapshot = vs
+	return nil
+}
+
+// waitForSnapshot waits for a snapshot that is not readyToUse yet. An error on it is
+// shown but not final: the snapshot controller retries and clears it (a busy driver,
+// a quota, a lost connection). Final is only snapshot.readyTimeout passing, counted
+// from the snapshot's creation (stored, so an operator restart does not reset it).
+func (r *BulkLoadReconciler) waitForSnapshot(ctx context.Context, s *scope, vs *snapv1.VolumeSnapshot) error {
+	timeout := s.bl.Spec.Snapshot.EffectiveReadyTimeout()
+	since := vs.CreationTimestamp.Time
+	if since.IsZero() {
+		since = s.now
+	}
+	deadline := since.Add(timeout)
+	lastError := ""
+	if vs.Status != nil && vs.Status.Error != nil && vs.Status.Error.Message != nil {
+		lastError = truncate(*vs.Status.Error.Message)
+	}
+	if !s.now.Before(deadline) {
+		msg := fmt.Sprintf("snapshot %s is not ready to use %s after it was created (snapshot.readyTimeout)", vs.Name, timeout)
+		if lastError != "" {
+			msg += "; the snapshot controller's last error: " + lastError
+		}
+		f := &rdfv1.BuildFailure{Step: specs.StepSnapshot, Reason: ReasonSnapshotTimeout, Message: msg}
+		return r.buildFailed(ctx, s, &workflowObservation{Done: true, Failure: f, FinishedAt: s.now})
+	}
+	msg := fmt.Sprintf("waiting for snapshot %s to be ready to use (until %s)", vs.Name, deadline.UTC().Format(time.RFC3339))
+	if lastError != "" {
+		msg += "; the snapshot controller reports an error and retries: " + lastError
+		if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c == nil || c.Message != msg {
+			ctrl.LoggerFrom(ctx).Info("snapshot error, retried by the snapshot controller", "snapshot", vs.Name, "error", lastError, "deadline", deadline)
+			r.event(s, corev1.EventTypeWarning, "SnapshotError", "snapshot %s: %s (retried until %s)", vs.Name, lastError, deadline.UTC().Format(time.RFC3339))
+		}
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("waiting for the snapshot to be ready to use", "snapshot", vs.Name, "deadline", deadline)
+	s.progress(rdfv1.PhaseSnapshotting, status.ReasonBuilding, "%s", msg)
+	s.requeue(deadline.Sub(s.now))
+	return nil
+}

@@ -1,15 +1,16 @@
 //! Compressed input: detection by magic bytes and the decompression dispatch
 //! (rdf_input::detect, open_decompressed, decompress).
 //!
-//! Input: byte 0 = bits 0-1: codec (none, gzip, bzip2, zstd), bit 2: round-trip mode,
-//! bit 3 (raw mode): put the codec's magic bytes in front of the rest.
+//! Input: byte 0 = bits 0-1 and 4: codec (none, gzip, bzip2, zstd, xz, lzma; index modulo 6),
+//! bit 2: round-trip mode, bit 3 (raw mode): put the codec's magic bytes in front of the rest.
 //! - Raw mode: the rest (after the magic) is a file. detect() names the codec of its magic
 //!   bytes, whatever the content; reading it through open_decompressed, and through every
 //!   codec's decoder, ends in data or an error, never a panic or a hang (libFuzzer's
 //!   -timeout catches hangs).
 //! - Round-trip mode: byte 1 = members (1-3), bytes 2-3 = where to cut (u16), byte 4 bit 0
 //!   = cut; the rest is split into that many members, each compressed on its own and
-//!   concatenated (as `cat a.gz b.gz`, or pbzip2/zstd -T output). Decompressing gives back
+//!   concatenated (as `cat a.gz b.gz`, or pbzip2/zstd -T/xz output; .lzma has one stream
+//!   only, so one member). Decompressing gives back
 //!   exactly all members' bytes; a copy cut short inside its last member is an error, never
 //!   silently shorter data.
 #![no_main]
@@ -24,7 +25,8 @@ use rdf_input::{decompress, detect, open_decompressed, Compression};
 /// Decompressed bytes read per run at most: a few KiB of zstd can claim gigabytes.
 const READ_LIMIT: u64 = 4 << 20;
 
-const CODECS: [Compression; 4] = [Compression::None, Compression::Gzip, Compression::Bzip2, Compression::Zstd];
+const CODECS: [Compression; 6] =
+    [Compression::None, Compression::Gzip, Compression::Bzip2, Compression::Zstd, Compression::Xz, Compression::Lzma];
 
 fn magic(c: Compression) -> &'static [u8] {
     match c {
@@ -32,7 +34,28 @@ fn magic(c: Compression) -> &'static [u8] {
         Compression::Gzip => &[0x1f, 0x8b],
         Compression::Bzip2 => b"BZh",
         Compression::Zstd => &[0x28, 0xb5, 0x2f, 0xfd],
+        Compression::Xz => &[0xfd, b'7', b'z', b'X', b'Z', 0],
+        // .lzma has no magic: a typical header (lc=3 lp=0 pb=2, 8 MiB dictionary, size unknown).
+        Compression::Lzma => &[0x5d, 0, 0, 0x80, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
     }
+}
+
+/// The codec a file's first bytes name, as the formats define them; .lzma by the header
+/// checks of liblzma's own format detection (see lzma_alone_decoder: properties, dictionary
+/// size 2^n or 2^n + 2^(n-1), uncompressed size unknown or under 256 GiB).
+fn codec_of(file: &[u8]) -> Compression {
+    if let Some(c) = CODECS[1..5].iter().copied().find(|&c| file.starts_with(magic(c))) {
+        return c;
+    }
+    if file.len() >= 13 && file[0] < 225 {
+        let dict = u32::from_le_bytes(file[1..5].try_into().expect("4 bytes"));
+        let size = u64::from_le_bytes(file[5..13].try_into().expect("8 bytes"));
+        let dict_ok = dict == u32::MAX || (0..32).any(|n| dict == 1 << n || n > 0 && dict == (1 << n) + (1 << (n - 1)));
+        if dict_ok && (size == u64::MAX || size < 1 << 38) {
+            return Compression::Lzma;
+        }
+    }
+    Compression::None
 }
 
 fn compress(c: Compression, data: &[u8]) -> Vec<u8> {
@@ -49,6 +72,18 @@ fn compress(c: Compression, data: &[u8]) -> Vec<u8> {
             e.finish().expect("bzip2")
         }
         Compression::Zstd => zstd::encode_all(data, 1).expect("zstd"),
+        Compression::Xz => {
+            let mut e = liblzma::write::XzEncoder::new(Vec::new(), 1);
+            e.write_all(data).expect("xz");
+            e.finish().expect("xz")
+        }
+        Compression::Lzma => {
+            let opts = liblzma::stream::LzmaOptions::new_preset(1).expect("lzma preset");
+            let stream = liblzma::stream::Stream::new_lzma_encoder(&opts).expect("lzma encoder");
+            let mut e = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+            e.write_all(data).expect("lzma");
+            e.finish().expect("lzma")
+        }
     }
 }
 
@@ -71,7 +106,7 @@ fn scratch_file() -> &'static PathBuf {
 
 fuzz_target!(|input: &[u8]| {
     let Some((&flags, rest)) = input.split_first() else { return };
-    let codec = CODECS[usize::from(flags & 3)];
+    let codec = CODECS[usize::from((flags & 3) | (flags >> 2 & 4)) % CODECS.len()];
     if flags & 4 == 0 {
         let mut file = Vec::new();
         if flags & 8 != 0 {
@@ -84,12 +119,11 @@ fuzz_target!(|input: &[u8]| {
             Ok(f) => f,
             // Sniffing the syntax reads the start through the decoder, which may fail.
             Err(e) => {
-                assert!(CODECS[1..].iter().any(|&c| file.starts_with(magic(c))), "detect failed on plain bytes: {e}");
+                assert!(codec_of(&file) != Compression::None, "detect failed on plain bytes: {e}");
                 return;
             }
         };
-        let by_magic = CODECS[1..].iter().copied().find(|&c| file.starts_with(magic(c))).unwrap_or(Compression::None);
-        assert_eq!(detected.compression, by_magic, "compression is decided by the magic bytes");
+        assert_eq!(detected.compression, codec_of(&file), "compression is decided by the magic bytes");
         assert_eq!(detected.size, file.len() as u64);
         if let Ok(r) = open_decompressed(path, detected.compression) {
             let _ = r.take(READ_LIMIT).read_to_end(&mut Vec::new());
@@ -105,7 +139,7 @@ fuzz_target!(|input: &[u8]| {
         return;
     };
     let body = &rest[4..];
-    let members = 1 + usize::from(members % 3);
+    let members = if codec == Compression::Lzma { 1 } else { 1 + usize::from(members % 3) };
     let parts: Vec<&[u8]> =
         (0..members).map(|i| &body[body.len() * i / members..body.len() * (i + 1) / members]).collect();
     let mut stream = Vec::new();

@@ -2,7 +2,8 @@
 the cause (file, numbers), and nothing at --loc -- no half database, no `.NAME.building` or
 `.NAME.spill` left behind.
 
-* truncated and corrupt gzip, bzip2 and zstd input: exit 3, the file and "truncated or corrupt";
+* truncated and corrupt gzip, bzip2, zstd, xz and lzma input: exit 3, the file and "truncated or
+  corrupt";
   with and without the plan check (which samples the input first and meets the damage there);
 * an input that disappears after the loader detected it: exit 4 with its path;
 * a full disk, as --tmpdir and as the parent of --loc (an 8 MiB tmpfs): exit 5, "no space";
@@ -11,6 +12,7 @@ the cause (file, numbers), and nothing at --loc -- no half database, no `.NAME.b
 import bz2
 import gzip
 import json
+import lzma
 import os
 import re
 import subprocess
@@ -27,7 +29,9 @@ def _zstd(data):
     return zstandard.ZstdCompressor(write_checksum=True).compress(data)
 
 
-COMPRESSORS = {'gzip': ('.gz', gzip.compress), 'bzip2': ('.bz2', bz2.compress), 'zstd': ('.zst', _zstd)}
+COMPRESSORS = {'gzip': ('.gz', gzip.compress), 'bzip2': ('.bz2', bz2.compress), 'zstd': ('.zst', _zstd),
+               'xz': ('.xz', lambda d: lzma.compress(d, format=lzma.FORMAT_XZ)),
+               'lzma': ('.lzma', lambda d: lzma.compress(d, format=lzma.FORMAT_ALONE))}
 
 
 def damaged(kind, how, tmp_path):

@@ -1,12 +1,13 @@
 //! Syntax input: which syntax and compression a file has (by name and by content),
 //! decompression on its own thread, newline-aligned chunks of line-based files, and
-//! parsing with oxttl into quads with exact positions.
+//! parsing with oxttl (oxrdfxml for RDF/XML) into quads with exact positions.
 
 mod chunks;
 mod detect;
 pub mod fastline;
 pub mod parallel_bzip2;
 mod parse;
+mod rdfxml;
 mod terse;
 #[doc(hidden)]
 pub mod terse_check;
@@ -15,3 +16,4 @@ pub use chunks::{Chunk, LineChunker};
 pub use detect::{decompress, decompress_threads, detect, open_decompressed, Compression, InputFile, Syntax};
 pub use oxrdf;
 pub use parse::{parse_line_chunk, parse_terse, Position, Rejected};
+pub use rdfxml::{jena_xml_literal, parse_rdfxml};

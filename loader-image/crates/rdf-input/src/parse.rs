@@ -86,12 +86,13 @@ fn parse_slice<E>(
                 }
             }
         }
-        Syntax::Turtle | Syntax::TriG => unreachable!("terse syntaxes are not line-based"),
+        Syntax::Turtle | Syntax::TriG | Syntax::RdfXml => unreachable!("only N-Triples/N-Quads are line-based"),
     }
     Ok(None)
 }
 
-/// Parses a whole Turtle/TriG stream (sequential: the syntax cannot be cut), statement by
+/// Parses a whole Turtle/TriG (or RDF/XML, see [`crate::parse_rdfxml`]) stream (sequential:
+/// the syntax cannot be cut), Turtle/TriG statement by
 /// statement (see `terse.rs`): a statement with a syntax error is rejected whole, with its
 /// line range, and costs no other statement; none changes graph. Returns every prefix
 /// declaration accepted, in input order (a redefinition is a new entry), for the prefix
@@ -107,6 +108,7 @@ pub fn parse_terse<E>(
     match syntax {
         Syntax::Turtle => crate::terse::parse_units(false, reader, base, &mut on_quad, &mut on_reject),
         Syntax::TriG => crate::terse::parse_units(true, reader, base, &mut on_quad, &mut on_reject),
+        Syntax::RdfXml => crate::rdfxml::parse_rdfxml(reader, base, on_quad, on_reject),
         _ => unreachable!("line-based syntaxes go through parse_line_chunk"),
     }
 }

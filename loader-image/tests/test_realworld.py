@@ -2,7 +2,7 @@
 
 The datasets are vocabularies and ontologies that package registries ship (DBpedia ontology,
 schema.org twice, QUDT, GeoNames + RDA, OWL/SKOS/PROV/FOAF/DC/geo/Time/DCAT/SHACL, Brick,
-the LinkML metamodel, DASH, Jena's assembler vocabulary, Dublin Core and Jena's ont-policy as
+the LinkML metamodel, DASH, Jena's assembler vocabulary, GeoSPARQL and Jena's ont-policy as
 RDF/XML), named with their registry, package, version, paths and digests in
 realworld/manifest.toml and fetched at test time into the cache (realworld_fetch.py); nothing
 of them is committed. For each dataset, in one load of all its files:
@@ -309,7 +309,7 @@ def test_manifest_is_complete():
         for q in d.get('empty', []):
             assert q in QUERIES, '%s: unknown query %s in empty' % (d['name'], q)
     exts = {os.path.splitext(m)[1] for d in DATASETS for m, _ in d['files']}
-    assert {'.nq', '.ttl', '.owl', '.rdf'} <= exts, exts
+    assert {'.nq', '.ttl', '.rdf'} <= exts, exts
 
 
 @pytest.mark.parametrize('ds', DATASETS, ids=ids)

@@ -11,8 +11,9 @@ of them is committed. For each dataset, in one load of all its files:
 * against xloader's database: the records test_differential.py compares (node table and all
   nine indexes record for record where blank-node-free, index sizes otherwise; prefix tables;
   tdbdump equal, isomorphic with blank nodes);
-* against tdbloader's database (other NodeIds: it allocates in parse order): tdbdump equal,
-  isomorphic with blank nodes;
+* against tdbloader's database (other NodeIds: it allocates in parse order): tdbdump equal;
+  with blank nodes, tdbloader's dump isomorphic to xloader's (proved once per cached
+  reference) and so, by check_pair, to ours;
 * the same answers, through Jena's `tdb2.tdbquery`, on all three databases to the generic
   queries in QUERIES (counts per graph, predicate, class, language tag and datatype; ORDER BY
   over literals and labels; FILTERs on numeric and date values; joins on literal values; OWL
@@ -36,8 +37,8 @@ import pytest
 
 import realworld_fetch
 import test_differential
-from conftest import (EXIT_BAD_INPUT, EXIT_OK, IN_CI, JENA_VERSION, Built, Reference, assert_same_dump,
-                      file_lock, sha256_file)
+from conftest import (EXIT_BAD_INPUT, EXIT_OK, IN_CI, JENA_VERSION, Built, Reference, assert_same_dump, dump_quads,
+                      file_lock, marker_dump_to_default, sha256_file)
 
 MANIFEST = realworld_fetch.load_manifest()
 DATASETS = MANIFEST['datasets']
@@ -329,7 +330,18 @@ def test_realworld_loads_like_jena(ds, loader, jena, tmp_path_factory, tmp_path)
     j = DumpOnce(jena, p.dumps)
     test_differential.check_pair(p.built, j)
     ours = j.tdbdump(p.built.db)
-    assert_same_dump(p.tdbl.dump(), ours, what='%s vs tdbloader' % ds['name'])
+    if '_:' not in ours:
+        assert_same_dump(p.tdbl.dump(), ours, what='%s vs tdbloader' % ds['name'])
+    else:
+        # check_pair proved ours isomorphic to what xloader means; that tdbloader's dump is
+        # isomorphic to the same (Jena against Jena) is proved once and remembered beside it.
+        b = p.built
+        expected = b.ref.dump() if b.marker is None else marker_dump_to_default(b.marker.dump())
+        mark = os.path.join(p.tdbl.path, 'isomorphic-to-' + os.path.basename((b.marker or b.ref).path))
+        if not os.path.exists(mark):
+            assert_same_dump(expected, p.tdbl.dump(), what='%s: tdbloader vs xloader (Jena vs Jena)' % ds['name'])
+            open(mark, 'w').close()
+        assert len(dump_quads(ours)) == len(dump_quads(p.tdbl.dump())), ds['name']
     assert ours.count('\n') > 100, 'suspiciously small dump for %s' % ds['name']
 
 

@@ -250,8 +250,6 @@ class Pair:
 _pairs = {}
 
 
-
-
 def pair(ds, loader, jena, tmp_path_factory):
     if ds['name'] in _pairs:
         return _pairs[ds['name']]

@@ -34,7 +34,7 @@ GO_ENV := GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 SHELL_SCRIPTS := .ci/run $(wildcard hack/*.sh) loader-image/validate/rdf-bulkload-validate
 
 .PHONY: lint
-lint: lint-rust lint-go lint-shell ## rustfmt --check, clippy -D warnings, gofmt, go vet, golangci-lint, shellcheck (make fmt fixes formatting).
+lint: lint-rust lint-go lint-shell verify-docs ## rustfmt --check, clippy -D warnings, gofmt, go vet, golangci-lint, shellcheck, doc paths (make fmt fixes formatting).
 
 .PHONY: lint-rust
 lint-rust: ## cargo fmt --check (workspace and fuzz targets), cargo clippy over all targets with -D warnings.

@@ -1,4 +1,4 @@
-//! RDF 1.2 terms as Jena 5.6.0 stores them (tdb2-format.md §4.1/§4.2): directional
+//! RDF 1.2 terms as Jena 5.6.0 stores them (docs/tdb2-format.md §4): directional
 //! language-tagged strings and triple terms.
 //!
 //! * Thrift: a directional literal is an `RDF_Literal` with field 5 `baseDirection`

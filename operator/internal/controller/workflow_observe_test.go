@@ -229,11 +229,11 @@ func TestObserveCompressedAndOffloadedNodes(t *testing.T) {
 // comes down to why the step said it failed.
 func TestStepMessageKeepsTheStepsOwnError(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"main: Error (exit code 3): {\"phase\":\"plan\"}\n{\"phase\":\"summary\",\"result\":\"failed\"}\nrdf-bulkload: error: /data/input/dump.nt.gz:2:17: Unexpected end of file\n",
+		{"main: Error (exit code 3): {\"ts\":\"2026-11-25T03:40:00.123Z\",\"event\":\"plan\"}\n{\"ts\":\"2026-11-25T03:40:01.456Z\",\"event\":\"summary\",\"result\":\"failed\"}\nrdf-bulkload: error: /data/input/dump.nt.gz:2:17: Unexpected end of file\n",
 			"main: Error (exit code 3): rdf-bulkload: error: /data/input/dump.nt.gz:2:17: Unexpected end of file"},
 		{"main: Error (exit code 4): {\"ts\":\"x\",\"event\":\"start\"}\n{\"ts\":\"y\",\"event\":\"error\",\"exit_code\":4,\"error\":\"object weekly/a.nt.gz: not found\"}",
 			"main: Error (exit code 4): object weekly/a.nt.gz: not found"},
-		{"main: Error (exit code 3): {\"phase\":\"plan\"}\nrdf-bulkload: error: out of resources: --memory 8 MiB is below the minimum of 144 MiB\n" +
+		{"main: Error (exit code 3): {\"ts\":\"2026-11-25T03:40:00.123Z\",\"event\":\"plan\"}\nrdf-bulkload: error: out of resources: --memory 8 MiB is below the minimum of 144 MiB\n" +
 			"time=2026-11-25T01:36:47.546Z level=INFO msg=\"sub-process exited\" argo=true error=\"exit status 5\"\n" +
 			"time=2026-11-25T01:36:47.546Z level=INFO msg=\"file signal handler exiting due to context cancellation\" argo=true\nError: exit status 5\n",
 			"main: Error (exit code 3): rdf-bulkload: error: out of resources: --memory 8 MiB is below the minimum of 144 MiB"},

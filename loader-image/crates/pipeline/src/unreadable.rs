@@ -29,14 +29,18 @@ pub(crate) struct Refused {
 
 /// The statement's literal that Jena cannot read back, if any.
 pub(crate) fn check_quad(q: &Quad) -> Result<(), Refused> {
-    if let Term::Literal(l) = &q.object {
-        if l.language().is_none() {
-            if let Err(why) = jena_readable(l.value(), l.datatype().as_str()) {
-                return Err(Refused { lexical: l.value().to_string(), why });
-            }
-        }
+    check_term(&q.object)
+}
+
+/// Looks into triple terms too: Jena stores one whole and decodes its nested literals when it
+/// reads the term back.
+fn check_term(t: &Term) -> Result<(), Refused> {
+    match t {
+        Term::Literal(l) if l.language().is_none() => jena_readable(l.value(), l.datatype().as_str())
+            .map_err(|why| Refused { lexical: l.value().to_string(), why }),
+        Term::Triple(t) => check_term(&t.object),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Column (1-based, in characters) of the quote that opens `lexical` in `line`; 1 if not found.
@@ -131,5 +135,20 @@ mod tests {
         assert_eq!(quote_column("ex:s ex:p \"\"\"x\ny\"\"\"^^rdf:XMLLiteral .", "x\ny"), Some(11));
         assert_eq!(quote_column("é \"a\"", "a"), Some(3));
         assert_eq!(quote_column("a \"b\"", "c"), None);
+    }
+
+    #[test]
+    fn literals_inside_triple_terms_are_checked() {
+        use rdf_input::oxrdf::{GraphName, Literal, NamedNode, Triple};
+        let iri = |s: &str| NamedNode::new(s).unwrap();
+        let duration = |lex: &str| Literal::new_typed_literal(lex, iri("http://www.w3.org/2001/XMLSchema#duration"));
+        let nested = |o: Term| {
+            let inner = Triple::new(iri("http://s"), iri("http://p"), o);
+            let outer = Triple::new(iri("http://a"), iri("http://b"), Term::Triple(Box::new(inner)));
+            Quad::new(iri("http://x"), iri("http://y"), Term::Triple(Box::new(outer)), GraphName::DefaultGraph)
+        };
+        assert!(check_quad(&nested(duration("PT5S").into())).is_ok());
+        let refused = check_quad(&nested(duration("PT.5S").into())).expect_err("refused");
+        assert_eq!(refused.lexical, "PT.5S");
     }
 }

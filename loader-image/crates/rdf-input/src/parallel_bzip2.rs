@@ -160,6 +160,21 @@ enum Decoded {
     Error(io::Error),
 }
 
+/// A worker's job: decode a block (keeping its bits when that fails, so that the reader can
+/// join it with the next piece); markers pass through.
+fn decode_item(item: Item) -> Decoded {
+    match item {
+        Item::Block(seg) => {
+            let crc = seg.block_crc();
+            let data = seg.decode();
+            let segment = if data.is_err() { Some(seg) } else { None };
+            Decoded::Block { data, crc, segment }
+        }
+        Item::StreamEnd(crc) => Decoded::StreamEnd(crc),
+        Item::Error(e) => Decoded::Error(e),
+    }
+}
+
 /// Reads a bzip2 file (one or more concatenated streams) and decodes its blocks on
 /// `threads` worker threads; the output equals a sequential multi-stream decoder's.
 pub struct ParallelBzDecoder {
@@ -197,17 +212,7 @@ impl ParallelBzDecoder {
                 .name(format!("bzip2-decode-{i}"))
                 .spawn(move || {
                     for (seq, item) in rx {
-                        let decoded = match item {
-                            Item::Block(seg) => {
-                                let crc = seg.block_crc();
-                                let data = seg.decode();
-                                let segment = if data.is_err() { Some(seg) } else { None };
-                                Decoded::Block { data, crc, segment }
-                            }
-                            Item::StreamEnd(crc) => Decoded::StreamEnd(crc),
-                            Item::Error(e) => Decoded::Error(e),
-                        };
-                        if tx.send((seq, decoded)).is_err() {
+                        if tx.send((seq, decode_item(item))).is_err() {
                             return;
                         }
                     }
@@ -584,17 +589,7 @@ mod tests {
         // Feed the items through the reader's ordering and joining.
         let (tx, rx) = unbounded();
         for (seq, item) in items.into_iter().enumerate() {
-            let d = match item {
-                Item::Block(seg) => {
-                    let data = seg.decode();
-                    let crc = seg.block_crc();
-                    let segment = if data.is_err() { Some(seg) } else { None };
-                    Decoded::Block { data, crc, segment }
-                }
-                Item::StreamEnd(c) => Decoded::StreamEnd(c),
-                Item::Error(e) => Decoded::Error(e),
-            };
-            tx.send((seq as u64, d)).unwrap();
+            tx.send((seq as u64, decode_item(item))).unwrap();
         }
         drop(tx);
         let (tokens, _keep) = bounded(1000);

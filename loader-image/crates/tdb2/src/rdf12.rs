@@ -14,27 +14,9 @@
 
 use md5::{Digest, Md5};
 
-use crate::term::Term;
+use crate::term::{put_string, Term};
 
 pub const RDF_DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
-
-fn put_varint(out: &mut Vec<u8>, mut n: u64) {
-    loop {
-        let b = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
-
-fn put_string(out: &mut Vec<u8>, header: u8, s: &str) {
-    out.push(header);
-    put_varint(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
-}
 
 /// Thrift bytes of a directional literal or a triple term (other terms: `term::encode_term`).
 pub(crate) fn encode_term(t: &Term<'_>, out: &mut Vec<u8>) {

@@ -29,7 +29,7 @@ pub enum Term<'a> {
     Triple(&'a [Term<'a>; 3]),
 }
 
-fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut n: u64) {
     loop {
         let b = (n & 0x7f) as u8;
         n >>= 7;
@@ -41,7 +41,7 @@ fn put_varint(out: &mut Vec<u8>, mut n: u64) {
     }
 }
 
-fn put_string(out: &mut Vec<u8>, header: u8, s: &str) {
+pub(crate) fn put_string(out: &mut Vec<u8>, header: u8, s: &str) {
     out.push(header);
     put_varint(out, s.len() as u64);
     out.extend_from_slice(s.as_bytes());

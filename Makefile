@@ -134,10 +134,15 @@ BENCH_ARGS ?=
 # at x10; its TDB2 term file nodes-data.obj ~2.8 GiB).
 BENCH_X50_MEMORY ?= 2Gi
 
+# Where bench/run.py keeps the scale-ups it makes (bench-formats reads x10 from there).
+BENCH_DATA ?= $(or $(RDF_BULKLOAD_CACHE),$(HOME)/.cache/rdf-bulkload)/bench-data
+
 .PHONY: bench
-bench: loader tools-jena ## Full side-by-side benchmark: BSBM x10 (all anchors) and x50 (--memory budget, no xloader).
+bench: loader tools-jena ## Everything, side by side: loaders on BSBM x10 (all anchors) and x50 (--memory budget), formats and threads on x10, queries.
 	$(BENCH_PYTHON) bench/run.py --dataset bsbm-x10,bsbm-x50 --memory bsbm-x50=$(BENCH_X50_MEMORY) \
 	  --skip-slow bsbm-x50 $(BENCH_ARGS)
+	$(BENCH_PYTHON) bench/formats.py --dataset $(BENCH_DATA)/bsbm-x10.nt.gz --memory 4Gi $(BENCH_FORMATS_ARGS)
+	$(BENCH_PYTHON) bench/queries.py $(BENCH_QUERIES_ARGS)
 
 .PHONY: bench-quick
 bench-quick: loader tools-jena ## The same benchmark on bsbm-1m only (a few minutes).

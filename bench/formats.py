@@ -6,7 +6,8 @@ here with prefixes and `;` lists), each loaded with `--threads 1` and with every
 the decompressors alone on the same file: `gzip -dc`, `bzip2 -dc` and `lbzip2 -d` (parallel
 bzip2, from Debian's package, unpacked into the cache). Reported per case: wall seconds, the
 ratio to the decompressor floor, the speed-up of all threads over one, peak RSS against
-`--memory`, CPU seconds per million triples, and whether the databases are the same: node
+`--memory`, CPU seconds per million triples, the seconds of each phase of the load (from
+its `phase_done` events: where the time goes), and whether the databases are the same: node
 table and indexes byte-identical across formats (prefix tables differ by design: Turtle
 declares prefixes), and byte-identical between thread counts.
 """
@@ -201,10 +202,12 @@ def main(argv=None):
                 if best is None or r["wall"] < best["wall"]:
                     best = r
             counts = re.findall(r'"statements":(\d+)', best["stderr"])  # the summary line is last
+            phases = dict((m[0], float(m[1])) for m in re.findall(
+                r'"event":"phase_done","phase":"(\w+)","seconds":([0-9.]+)', best["stderr"]))
             statements = int(counts[-1]) if counts else statements
             dbs[(fmt, threads)] = db
             row = {"case": "%s: rdf-bulkload --threads %d" % (fmt, threads), "wall": best["wall"], "cpu": best["cpu"],
-                   "rss": best["rss"], "threads": threads, "fmt": fmt}
+                   "rss": best["rss"], "threads": threads, "fmt": fmt, "phases": phases}
             row["floors"] = {k: best["wall"] / v for k, v in floor_walls.items()}
             rows.append(row)
 
@@ -221,19 +224,20 @@ def main(argv=None):
                "{:,}".format(statements or 0), args.memory, cores, args.repeat, time.strftime("%Y-%m-%d %H:%M UTC",
                                                                                                time.gmtime())), "",
            "| case | wall s | CPU s | CPU s / M triples | peak RSS MiB | × decompressor alone | "
-           "speed-up over 1 thread | same database |",
-           "|---|---:|---:|---:|---:|---|---:|---|"]
+           "speed-up over 1 thread | parse / nodes / indexes s | same database |",
+           "|---|---:|---:|---:|---:|---|---:|---|---|"]
     ones = {r["fmt"]: r["wall"] for r in rows if r.get("threads") == 1}
     for r in rows:
         if "threads" not in r:
-            out.append("| %s | %.2f | %.2f | | | | | |" % (r["case"], r["wall"], r["cpu"]))
+            out.append("| %s | %.2f | %.2f | | | | | | |" % (r["case"], r["wall"], r["cpu"]))
             continue
         per_m = r["cpu"] / (statements / 1e6) if statements else 0
         rss = r["rss"] / 2**20
         over = " (over budget)" if r["rss"] > budget * 1.1 else ""
         fl = ", ".join("%.2f %s" % (v, k) for k, v in r["floors"].items())
-        out.append("| %s | %.2f | %.2f | %.2f | %.0f%s | %s | %.2f | %s |" % (
-            r["case"], r["wall"], r["cpu"], per_m, rss, over, fl, ones[r["fmt"]] / r["wall"],
+        ph = " / ".join("%.2f" % r["phases"].get(k, 0.0) for k in ("parse", "nodes", "indexes"))
+        out.append("| %s | %.2f | %.2f | %.2f | %.0f%s | %s | %.2f | %s | %s |" % (
+            r["case"], r["wall"], r["cpu"], per_m, rss, over, fl, ones[r["fmt"]] / r["wall"], ph,
             "yes" if same[(r["fmt"], r["threads"])] else "**no**"))
     text = "\n".join(out) + "\n"
     os.makedirs(args.results, exist_ok=True)

@@ -5,11 +5,10 @@ The same data as gzipped N-Triples, bzip2 N-Triples and one gzipped Turtle file 
 here with prefixes and `;` lists), each loaded with `--threads 1` and with every core, beside
 the decompressors alone on the same file: `gzip -dc`, `bzip2 -dc` and `lbzip2 -d` (parallel
 bzip2, from Debian's package, unpacked into the cache). `--threads 1` runs pinned to one core
-(`taskset`), so that the speed-up compares one core with all of them. Reported per case: wall
-seconds, the
-ratio to the decompressor floor, the speed-up of all threads over one, peak RSS against
-`--memory`, CPU seconds per million triples, the seconds of each phase of the load (from
-its `phase_done` events: where the time goes), and whether the databases are the same: node
+(`taskset`), so that the speed-up compares one core with all of them. Reported per case:
+wall seconds, the ratio to the decompressor floor, the speed-up of all threads over one, peak
+RSS against `--memory`, CPU seconds per million triples, the seconds of each phase of the load
+(from its `phase_done` events: where the time goes), and whether the databases are the same: node
 table and indexes byte-identical across formats (prefix tables differ by design: Turtle
 declares prefixes), and byte-identical between thread counts.
 """

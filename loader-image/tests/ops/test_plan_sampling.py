@@ -94,3 +94,31 @@ def test_plan_estimate_within_the_margin(kind, bsbm_lines, bsbm_all_lines, loade
     head = sum(i['head_statements'] for i in plan['inputs'])
     if head_off:
         assert abs(head - real) > MARGIN * real, ('the head alone is right: this input tests nothing', head, real)
+
+
+def test_a_load_whose_plan_was_off_says_so_once(bsbm_lines, loader, tmp_path):
+    """xz gives no random access: plan extrapolates its head (products, 33:1) per compressed
+    byte and overestimates. The load counts, and says so once, with both numbers."""
+    import lzma
+    src = tmp_path / 'a.nt.xz'
+    src.write_bytes(lzma.compress(b''.join(bsbm_lines), preset=3))
+    real = len(bsbm_lines)
+    r = loader.load(tmp_path / 'db', [src], '--progress-interval', '50ms', check=False)
+    events = [json.loads(l) for l in r.stderr.splitlines() if l.startswith('{')]
+    planned = [e for e in events if e['event'] == 'plan'][0]['estimated_statements']
+    assert abs(planned - real) > MARGIN * real, ('the plan was right: this load tests nothing', planned)
+    off = [e for e in events if e['event'] == 'plan_off']
+    assert len(off) == 1, off
+    assert off[0]['planned_statements'] == planned and off[0]['statements'] == real, off[0]
+    assert off[0]['final_count'] == (real < planned), off[0]
+    summary = [e for e in events if e['event'] == 'summary'][0]
+    assert summary['statements'] == real
+    # The progress lines' extrapolation is the rate seen so far; at the end it is the count.
+    parse = [e for e in events if e['event'] == 'progress' and e['phase'] == 'parse' and e.get('bytes_read')]
+    assert parse and all('statements_expected' in e for e in parse)
+    # A plan within the margin: no warning.
+    src = tmp_path / 'b.nt'
+    src.write_bytes(b''.join(bsbm_lines))
+    r = loader.load(tmp_path / 'db2', [src], check=False)
+    assert r.returncode == EXIT_OK, r.stderr
+    assert '"plan_off"' not in r.stderr, r.stderr

@@ -53,6 +53,11 @@ pub const MAX_SAMPLED_INPUTS: usize = 16;
 /// is refused.
 pub const MARGIN: f64 = 0.25;
 
+/// How far off the statement estimate may be before the load says so (progress.rs
+/// `check_plan`, event `plan_off`): what `plan` aims for on a dump whose start is unlike
+/// the rest.
+pub const ESTIMATE_MARGIN: f64 = 0.10;
+
 /// Dictionary memory per distinct term besides its stored bytes: start offset (8), MD5 key
 /// (16), hash-table slot (8) = dict.rs `ENTRY_OVERHEAD`, plus the spare capacity of vectors
 /// and hash tables grown by doubling. Measured (report `dictionary_bytes` minus the stored
@@ -352,6 +357,7 @@ pub fn check(opts: &LoadOptions, files: &[InputFile], progress: &Progress) -> Re
         text.push_str(&format!("\n  - {p}"));
     }
     progress.note(json, text);
+    progress.planned_statements.store(plan.estimated_statements, Ordering::Relaxed);
     match plan.refusal() {
         Some(e) => Err(e),
         None => Ok(()),
@@ -845,7 +851,8 @@ mod tests {
         let plan =
             plan(&opts(tmp.path(), 1 << 30), &[rdf_input::detect(&p).unwrap()], &AtomicBool::new(false)).unwrap();
         let e = &plan.inputs[0];
-        assert_eq!(e.basis, "sampled");
+        assert_eq!(e.basis, "spread windows");
+        assert_eq!(e.windows, SAMPLE_WINDOWS);
         let err = (e.statements as f64 - n as f64).abs() / n as f64;
         assert!(err < 0.01, "estimated {} statements, the file has {n}", e.statements);
         assert!(e.distinct_terms >= 2 * n, "every subject and object is new: {} < {}", e.distinct_terms, 2 * n);

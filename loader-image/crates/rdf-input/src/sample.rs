@@ -134,7 +134,12 @@ pub fn sample_windows(f: &InputFile, count: usize, window_bytes: usize, head_byt
     let (head, cost, ended) = read_from(f, 0, 0, window_bytes)?;
     if ended {
         let w = Window { offset: 0, compressed_bytes: cost as f64, text: head, weight: 1 };
-        return Ok(Sample { windows: vec![w], reach: Reach::Whole, method: "whole file".into(), uncompressed_size: None });
+        return Ok(Sample {
+            windows: vec![w],
+            reach: Reach::Whole,
+            method: "whole file".into(),
+            uncompressed_size: None,
+        });
     }
     if line_based && count > 1 {
         let mut windows = vec![window(0, &head, cost, true, false)];
@@ -177,7 +182,9 @@ pub fn sample_windows(f: &InputFile, count: usize, window_bytes: usize, head_byt
             None => (None, "head only (one zstd frame without its content size)".into()),
         },
         Compression::None => (None, "head only (no random access for this syntax)".into()),
-        c if !line_based => (None, format!("head only ({} {}: no random access for this syntax)", c.name(), f.syntax.name())),
+        c if !line_based => {
+            (None, format!("head only ({} {}: no random access for this syntax)", c.name(), f.syntax.name()))
+        }
         c => (None, format!("head only ({}: no random access)", c.name())),
     };
     let reach = if ended { Reach::Whole } else { Reach::Head };
@@ -236,8 +243,8 @@ fn bzip2_window(f: &InputFile, at: u64, window_bytes: usize) -> io::Result<Optio
             continue;
         }
         // A false magic inside a block cuts it short: join it with the next pieces.
-        let joined = (i + 1..magics.len().min(i + 4))
-            .find_map(|j| decode_block(&buf, from, magics[j].0).ok().map(|d| (j, d)));
+        let joined =
+            (i + 1..magics.len().min(i + 4)).find_map(|j| decode_block(&buf, from, magics[j].0).ok().map(|d| (j, d)));
         match joined {
             Some((j, d)) => {
                 span = Some((span.map_or(from, |s| s.0), magics[j].0));

@@ -71,9 +71,9 @@ CASES = {
     'bz2': ('spread windows', 'bzip2 block', True),
     'zst-frames': ('spread windows', 'zstd frame', True),
     'gz-members': ('spread windows', 'gzip member', True),
-    'gz-one': ('head, uncompressed size known', 'ISIZE', True),
-    'zst-one': ('head, uncompressed size known', 'zstd frame header', True),
-    'gz-files': ('head, uncompressed size known', 'ISIZE', True),
+    'gz-one': ('head, uncompressed size known', 'ISIZE trailer', True),
+    'zst-one': ('head, uncompressed size known', 'one zstd frame', True),
+    'gz-files': ('head, uncompressed size known', 'ISIZE trailer', True),
 }
 
 

@@ -174,18 +174,19 @@ pub fn sample_windows(f: &InputFile, count: usize, window_bytes: usize, head_byt
     let (uncompressed_size, method) = match f.compression {
         _ if ended => (None, "whole file".to_string()),
         Compression::Gzip => match gzip_isize(f, ratio)? {
-            Some(n) => (Some(n), "head; size from the gzip ISIZE trailer (one member: no random access)".into()),
-            None => (None, "head only (one gzip member: no random access; ISIZE ambiguous)".into()),
+            Some(n) => (Some(n), "one gzip member, no random access; size from its ISIZE trailer".into()),
+            None => (None, "one gzip member, no random access; its ISIZE trailer is ambiguous".into()),
         },
         Compression::Zstd => match zstd_content_size(f)? {
-            Some(n) => (Some(n), "head; size from the zstd frame header (one frame: no random access)".into()),
-            None => (None, "head only (one zstd frame without its content size)".into()),
+            Some(n) => (Some(n), "one zstd frame, no random access; size from its header".into()),
+            None => (None, "one zstd frame, no random access, no content size in its header".into()),
         },
-        Compression::None => (None, "head only (no random access for this syntax)".into()),
-        c if !line_based => {
-            (None, format!("head only ({} {}: no random access for this syntax)", c.name(), f.syntax.name()))
-        }
-        c => (None, format!("head only ({}: no random access)", c.name())),
+        Compression::None => (None, "windows need the head's prefixes and statement boundaries".into()),
+        c if !line_based => (
+            None,
+            format!("{} {}: windows need the head's prefixes and statement boundaries", c.name(), f.syntax.name()),
+        ),
+        c => (None, format!("{}: no random access", c.name())),
     };
     let reach = if ended { Reach::Whole } else { Reach::Head };
     let w = window(0, &head, cost, true, ended || !line_based);
@@ -411,6 +412,52 @@ fn zstd_frame_sizes(file: &File, at: u64, file_size: u64) -> io::Result<Option<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!("rdf-input-sample-{}-{name}", std::process::id()));
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    fn lines(n: usize, seed: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| format!("<http://e/s{}> <http://e/p> \"{}\" .\n", i * seed % 7919, i).into_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn zstd_frames_are_measured_by_their_headers_and_blocks() {
+        let (a, b) = (lines(20_000, 3), lines(30_000, 5));
+        // One-shot compression records the content size; streaming (encode_all) does not.
+        let (za, zb) = (zstd::bulk::compress(&a, 3).unwrap(), zstd::bulk::compress(&b, 19).unwrap());
+        let p = temp_file("frames.nt.zst", &[za.clone(), zb.clone()].concat());
+        let file = File::open(&p).unwrap();
+        let size = (za.len() + zb.len()) as u64;
+        assert_eq!(zstd_frame_sizes(&file, 0, size).unwrap(), Some((a.len() as u64, za.len() as u64)));
+        assert_eq!(zstd_frame_sizes(&file, za.len() as u64, size).unwrap(), Some((b.len() as u64, zb.len() as u64)));
+        assert_eq!(zstd_frame_sizes(&file, 1, size).unwrap(), None, "not a frame header");
+        std::fs::remove_file(p).unwrap();
+        let streamed = zstd::encode_all(&a[..], 3).unwrap();
+        let p = temp_file("streamed.nt.zst", &streamed);
+        assert_eq!(zstd_frame_sizes(&File::open(&p).unwrap(), 0, streamed.len() as u64).unwrap(), None);
+        std::fs::remove_file(p).unwrap();
+    }
+
+    #[test]
+    fn gzip_isize_pins_the_size_near_the_guess_only() {
+        use std::io::Write;
+        let data = lines(50_000, 7);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&data).unwrap();
+        let p = temp_file("one.nt.gz", &gz.finish().unwrap());
+        let f = crate::detect(&p).unwrap();
+        let ratio = data.len() as f64 / f.size as f64;
+        assert_eq!(gzip_isize(&f, ratio).unwrap(), Some(data.len() as u64));
+        assert_eq!(gzip_isize(&f, ratio * 3.0).unwrap(), Some(data.len() as u64), "3x off: still the nearest by far");
+        // A guess of ~6 GiB: ISIZE allows 4 GiB + n and 8 GiB + n, both about as near.
+        assert_eq!(gzip_isize(&f, 6e9 / f.size as f64).unwrap(), None);
+        std::fs::remove_file(p).unwrap();
+    }
 
     #[test]
     fn whole_lines_cut() {

@@ -867,6 +867,25 @@ mod tests {
     }
 
     #[test]
+    fn an_input_within_the_head_sample_is_counted_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("mid.nt");
+        let mut f = std::io::BufWriter::new(File::create(&p).unwrap());
+        let line = |i: u64| format!("<http://e/s{i:08}> <http://e/p> <http://e/o{}> .\n", i % 1000);
+        // Several windows' worth, less than the head sample: read whole, exact.
+        let n = (SAMPLE_BYTES as u64 / 2) / line(0).len() as u64;
+        for i in 0..n {
+            f.write_all(line(i).as_bytes()).unwrap();
+        }
+        drop(f);
+        let plan =
+            plan(&opts(tmp.path(), 1 << 30), &[rdf_input::detect(&p).unwrap()], &AtomicBool::new(false)).unwrap();
+        assert_eq!(plan.inputs[0].basis, "sampled to the end");
+        assert_eq!(plan.estimated_statements, n);
+        assert_eq!(plan.estimated_distinct_terms, n + 1 + 1000);
+    }
+
+    #[test]
     fn remap_table_beyond_the_budget_is_refused_with_numbers() {
         let tmp = tempfile::tempdir().unwrap();
         // 100M terms need 800 MB of remap table; the budget is 512 MiB.

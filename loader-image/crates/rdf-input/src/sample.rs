@@ -131,7 +131,9 @@ fn window(offset: u64, decoded: &[u8], compressed: u64, at_start: bool, at_end: 
 pub fn sample_windows(f: &InputFile, count: usize, window_bytes: usize, head_bytes: usize) -> io::Result<Sample> {
     let line_based = f.syntax.is_line_based();
     let count = count.max(1);
-    let (head, cost, ended) = read_from(f, 0, 0, window_bytes)?;
+    // A file that may decompress to at most `head_bytes` is counted whole when it does.
+    let first = if f.size <= head_bytes as u64 { head_bytes } else { window_bytes };
+    let (mut head, mut cost, ended) = read_from(f, 0, 0, first)?;
     if ended {
         let w = Window { offset: 0, compressed_bytes: cost as f64, text: head, weight: 1 };
         return Ok(Sample {
@@ -140,6 +142,9 @@ pub fn sample_windows(f: &InputFile, count: usize, window_bytes: usize, head_byt
             method: "whole file".into(),
             uncompressed_size: None,
         });
+    }
+    if first > window_bytes {
+        (head, cost, _) = read_from(f, 0, 0, window_bytes)?;
     }
     if line_based && count > 1 {
         let mut windows = vec![window(0, &head, cost, true, false)];

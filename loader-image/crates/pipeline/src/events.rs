@@ -22,6 +22,10 @@ pub(crate) enum Event {
     PhaseDone { phase: &'static str, seconds: f64 },
     /// The last line: result, per-phase seconds, counts.
     Summary(Map<String, Value>),
+    /// The statements parsed show the plan's estimate off by more than
+    /// plan::ESTIMATE_MARGIN: more already than it allowed for, or (`final_count`) a
+    /// different count at the end of the parse phase. Once per load.
+    PlanOff { planned_statements: u64, statements: u64, final_count: bool, message: String },
     /// The load resumes an earlier run's checkpoint.
     Resuming { path: String, message: String },
     /// The load stopped; its work is kept for a rerun.

@@ -15,6 +15,7 @@ use extsort::SpillDir;
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
 
 use crate::failpoint::crash_point;
+use crate::plan::ESTIMATE_MARGIN;
 
 /// The phases of a load, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -124,6 +125,9 @@ pub struct Progress {
     failed: AtomicBool,
     /// The run found the same load complete at `--loc` and did nothing.
     pub already_complete: AtomicBool,
+    /// The plan's statement estimate (0: no plan), and whether the load said it was off.
+    pub planned_statements: AtomicU64,
+    plan_off_told: AtomicBool,
 }
 
 impl Progress {
@@ -150,6 +154,8 @@ impl Progress {
             stopping: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             already_complete: AtomicBool::new(false),
+            planned_statements: AtomicU64::new(0),
+            plan_off_told: AtomicBool::new(false),
         })
     }
 
@@ -182,6 +188,9 @@ impl Progress {
     /// next one (after "finish": done).
     pub fn end_phase(&self, name: &str, seconds: f64) {
         let phase = Phase::from_name(name).unwrap_or_else(|| self.phase());
+        if phase == Phase::Parse {
+            self.check_plan(true);
+        }
         self.done.lock().expect("progress").push((phase, seconds));
         self.push(Event::Ended(phase, seconds));
         self.start_phase(phase.next());
@@ -212,8 +221,40 @@ impl Progress {
         self.statements.fetch_add(statements, Ordering::Relaxed);
         self.rejects.store(rejects, Ordering::Relaxed);
         self.memory_bytes.store(dictionary_bytes + self.reserved.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.check_plan(false);
         // A delay point for the tests: slows the parse phase job by job.
         crash_point("progress.parse_job");
+    }
+
+    /// Tells once when the statements parsed show the plan's estimate off by more than
+    /// [`ESTIMATE_MARGIN`]. Only what is certain: more statements already than the plan
+    /// allowed for, or the count at the end of parsing (`end`). Extrapolating the count so
+    /// far is not: a dump whose start is unlike the rest misleads it as it misled a
+    /// head-only plan (BSBM 1M half read: +57%).
+    fn check_plan(&self, end: bool) {
+        let planned = self.planned_statements.load(Ordering::Relaxed);
+        let statements = self.statements.load(Ordering::Relaxed);
+        if planned == 0 {
+            return;
+        }
+        let off = statements as f64 / planned as f64 - 1.0;
+        if !(off > ESTIMATE_MARGIN || end && off < -ESTIMATE_MARGIN) || self.plan_off_told.swap(true, Ordering::Relaxed)
+        {
+            return;
+        }
+        let message = format!(
+            "the plan estimated ~{planned} statements; {} {statements} ({:+.0}%): its memory and disk figures are off as much",
+            if end { "the input has" } else { "already parsed" },
+            off * 100.0
+        );
+        let json = crate::events::Event::PlanOff {
+            planned_statements: planned,
+            statements,
+            final_count: end,
+            message: message.clone(),
+        }
+        .json_line();
+        self.note(json, format!("warning: {message}"));
     }
 
     /// Before the node-table phase: it writes at most `terms` terms.
@@ -354,6 +395,15 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The statements the whole input will give at the rate per compressed byte seen so far
+    /// (parse phase). An extrapolation, as the plan's: see `Progress::check_plan`.
+    pub fn statements_expected(&self) -> Option<u64> {
+        (self.phase == Phase::Parse && self.bytes_read > 0).then(|| {
+            (self.statements as f64 * self.bytes_total.max(self.bytes_read) as f64 / self.bytes_read as f64).round()
+                as u64
+        })
+    }
+
     /// Fraction of the current phase done (0 when unknown), and the seconds it still needs
     /// at the rate so far.
     pub fn fraction_and_eta(&self) -> (f64, Option<f64>) {
@@ -428,5 +478,49 @@ mod tests {
         );
         let secs: Vec<f64> = p.phase_seconds().into_iter().map(|(_, s)| s).collect();
         assert_eq!(secs, [1.5, 0.5, 0.25, 0.125]);
+    }
+
+    fn plan_off_notes(p: &Progress) -> Vec<String> {
+        p.take_events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Note { json, .. } if json.contains("\"plan_off\"") => Some(json),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_plan_off_by_more_than_the_margin_is_told_once() {
+        let p = Progress::new(1 << 30);
+        p.planned_statements.store(1000, Ordering::Relaxed);
+        p.start_parse(100, 0);
+        p.parse_job_done(1090, 0, 0); // within the margin: nothing yet
+        assert!(plan_off_notes(&p).is_empty());
+        p.parse_job_done(20, 0, 0); // 1110: beyond it
+        p.parse_job_done(500, 0, 0);
+        p.end_phase("parse", 1.0);
+        let notes = plan_off_notes(&p);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        let v: serde_json::Value = serde_json::from_str(&notes[0]).unwrap();
+        assert_eq!((v["planned_statements"].as_u64(), v["statements"].as_u64()), (Some(1000), Some(1110)));
+        assert_eq!(v["final_count"], false);
+        // Too few is certain only at the end of parsing.
+        let p = Progress::new(1 << 30);
+        p.planned_statements.store(1000, Ordering::Relaxed);
+        p.start_parse(100, 0);
+        p.parse_job_done(850, 0, 0);
+        assert!(plan_off_notes(&p).is_empty());
+        p.end_phase("parse", 1.0);
+        let notes = plan_off_notes(&p);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("\"final_count\":true") && notes[0].contains("-15%"), "{}", notes[0]);
+        // Within the margin at the end: nothing.
+        let p = Progress::new(1 << 30);
+        p.planned_statements.store(1000, Ordering::Relaxed);
+        p.start_parse(100, 0);
+        p.parse_job_done(950, 0, 0);
+        p.end_phase("parse", 1.0);
+        assert!(plan_off_notes(&p).is_empty());
     }
 }

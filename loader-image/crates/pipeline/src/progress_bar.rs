@@ -133,7 +133,8 @@ fn update(bars: &Bars, p: &Progress) {
         (Bars::One(b), Phase::Parse) => {
             b.set_position(s.bytes_read.min(s.bytes_total));
             let rejects = if s.rejects > 0 { format!(", {} rejected", s.rejects) } else { String::new() };
-            b.set_message(format!("{} statements{rejects}", s.statements));
+            let expected = s.statements_expected().map_or(String::new(), |n| format!(" (~{n} expected)"));
+            b.set_message(format!("{} statements{expected}{rejects}", s.statements));
         }
         (Bars::One(b), Phase::Nodes) => {
             b.set_length(s.terms_total.max(1));

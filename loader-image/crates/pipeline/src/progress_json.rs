@@ -27,6 +27,9 @@ impl Snapshot {
                 put("bytes_total", self.bytes_total.into());
                 put("bytes_per_second", (self.bytes_per_second.round() as u64).into());
                 put("statements", self.statements.into());
+                if let Some(n) = self.statements_expected() {
+                    put("statements_expected", n.into());
+                }
                 put("statements_per_second", (self.statements_per_second.round() as u64).into());
                 put("rejects", self.rejects.into());
             }
@@ -142,6 +145,7 @@ mod tests {
         assert_eq!(v["progress"], 0.25);
         assert_eq!(v["bytes_read"], 250);
         assert_eq!(v["statements"], 42);
+        assert_eq!(v["statements_expected"], 168, "42 statements per 250 of 1000 bytes");
         assert_eq!(v["memory_budget_bytes"], 1u64 << 30);
         assert_eq!(v["memory_bytes"], 1000, "dictionary + tuple buffers");
         p.end_phase("parse", 1.0);

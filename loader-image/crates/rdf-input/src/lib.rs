@@ -8,6 +8,7 @@ pub mod fastline;
 pub mod parallel_bzip2;
 mod parse;
 mod rdfxml;
+pub mod sample;
 mod terse;
 #[doc(hidden)]
 pub mod terse_check;

@@ -503,6 +503,33 @@ fn split_into<R: Read>(raw: &mut R, emit: &mut dyn FnMut(Item) -> bool) -> io::R
     }
 }
 
+/// Bit positions in `buf` of every block magic (`true`) and end-of-stream magic (`false`),
+/// for readers that start in the middle of a file (plan's sampling). Some may be false:
+/// [`decode_block`] tells.
+pub fn find_magics(buf: &[u8]) -> Vec<(u64, bool)> {
+    let table = candidate_table();
+    let mut found = Vec::new();
+    for at in 0..buf.len().saturating_sub(7) {
+        if !table[buf[at + 1] as usize] {
+            continue;
+        }
+        let w = u64::from_be_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
+        for shift in 0..8u64 {
+            let v = (w >> (16 - shift)) & MAGIC_MASK;
+            if v == BLOCK_MAGIC || v == END_MAGIC {
+                found.push((at as u64 * 8 + shift, v == BLOCK_MAGIC));
+            }
+        }
+    }
+    found
+}
+
+/// Decodes the block whose bits are `[from, to)` of `buf` (from its magic up to the next
+/// magic). Under the largest block size, which every block fits.
+pub fn decode_block(buf: &[u8], from: u64, to: u64) -> io::Result<Vec<u8>> {
+    segment(buf, b'9', from, to).decode()
+}
+
 /// The bits `[from, to)` of `buf` as a segment.
 fn segment(buf: &[u8], level: u8, from: u64, to: u64) -> Segment {
     let first = (from / 8) as usize;

@@ -30,9 +30,10 @@ pub enum Encoded {
 /// one parser run (one file) and draws random ones; we derive them from the file's place in
 /// the load instead, so the same inputs give the same bytes.
 pub enum BlankScope {
-    /// Labels written in the file are stable (N-Triples/N-Quads): hash them with the scope.
+    /// Labels are stable (N-Triples/N-Quads as written; Turtle/TriG as rdf_input names the
+    /// nodes its parser invents, after their place in the file): hash them with the scope.
     Labels { scope: String },
-    /// Turtle/TriG: the parser invents labels for `[]` and collections, so every label is
+    /// RDF/XML: the parser invents labels for nodes without one, so every label is
     /// renumbered in order of first appearance (the parse is sequential).
     FirstSeen { scope: String, seen: HashMap<String, u64> },
 }

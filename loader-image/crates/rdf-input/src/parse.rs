@@ -91,8 +91,8 @@ fn parse_slice<E>(
     Ok(None)
 }
 
-/// Parses a whole Turtle/TriG (or RDF/XML, see [`crate::parse_rdfxml`]) stream (sequential:
-/// the syntax cannot be cut), Turtle/TriG statement by
+/// Parses a whole Turtle/TriG (or RDF/XML, see [`crate::parse_rdfxml`]) stream sequentially
+/// (the loader cuts Turtle/TriG into chunks, see [`crate::parse_split`]), Turtle/TriG statement by
 /// statement (see `terse.rs`): a statement with a syntax error is rejected whole, with its
 /// line range, and costs no other statement; none changes graph. Returns every prefix
 /// declaration accepted, in input order (a redefinition is a new entry), for the prefix

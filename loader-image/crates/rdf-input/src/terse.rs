@@ -9,6 +9,12 @@
 //! the parser is replaced by a fresh one holding the prefixes and base in force (as the
 //! accepted directives left them) and, inside a graph block, put back into that block. A
 //! block whose opener fails (its graph name is bad) is skipped whole, as one reject.
+//!
+//! The same units make the parallel parse: [`TerseSplitter`] groups them into chunks, each
+//! with the state it starts in ([`TerseState`]: prefixes, base, open block), and
+//! [`parse_chunk`] parses a chunk with a parser seeded with it, checking at its end that the
+//! cut was a statement boundary. Blank nodes oxttl invents are named after their unit's
+//! offset, so that any cut gives the same labels.
 
 use std::io::{self, Read};
 
@@ -853,14 +859,14 @@ impl<R: Read> TerseSplitter<R> {
                     self.want = if self.buf.len() - self.pos > self.want { self.want * 2 } else { READ_BYTES };
                 }
                 Scan::Unit(u) => {
-                    let text = &self.buf[self.pos..u.end];
-                    let span = match u.first {
-                        Some(f) => &self.buf[f..u.last_end],
-                        None => &[][..],
+                    // Only directives and openers are parsed: their text is copied, no other.
+                    let parsed = u.kind == Kind::Opener || u.directive != Directive::None;
+                    let (text, span) = match (parsed, u.first) {
+                        (true, Some(f)) => (self.buf[self.pos..u.end].to_vec(), self.buf[f..u.last_end].to_vec()),
+                        _ => (Vec::new(), Vec::new()),
                     };
-                    let (text, span) = (text.to_vec(), span.to_vec());
                     self.apply(&u, &text, &span);
-                    self.at = advance(self.at, &text);
+                    self.at = advance(self.at, &self.buf[self.pos..u.end]);
                     self.pos = u.end;
                     let last = u.kind == Kind::Tail;
                     if last || self.can_cut() {
@@ -1043,8 +1049,7 @@ pub fn parse_split<E>(
     on_quad: &mut impl FnMut(Quad) -> Result<(), E>,
     on_reject: &mut impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
-    let mut splitter =
-        TerseSplitter::new(trig, reader, base, target).map_err(Ok)?;
+    let mut splitter = TerseSplitter::new(trig, reader, base, target).map_err(Ok)?;
     // Chunks are kept until parsed clean, so that a dirty one can be parsed again with what follows.
     let mut chunks: Vec<TerseChunk> = Vec::new();
     while let Some(chunk) = splitter.next_chunk().map_err(Ok)? {
@@ -1198,7 +1203,10 @@ mod tests {
     fn prefix_declarations_in_order_with_redefinitions() {
         let mut declared = Vec::new();
         let doc = "@prefix b: <http://b1/> .\nPREFIX a: <http://a/>\n@prefix b: <http://b2/> .\n@prefix c: <bad iri> .\n@base <http://base/> .\nPREFIX : <rel/>\n";
-        declared.extend(parse_units::<()>(false, doc.as_bytes(), &TerseStart::beginning(None), &mut |_| Ok(()), &mut |_| Ok(())).unwrap());
+        declared.extend(
+            parse_units::<()>(false, doc.as_bytes(), &TerseStart::beginning(None), &mut |_| Ok(()), &mut |_| Ok(()))
+                .unwrap(),
+        );
         let want = [("b", "http://b1/"), ("a", "http://a/"), ("b", "http://b2/"), ("", "http://base/rel/")];
         assert_eq!(declared, want.map(|(a, b)| (a.to_string(), b.to_string())));
     }

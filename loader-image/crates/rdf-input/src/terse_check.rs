@@ -341,8 +341,33 @@ pub fn check_split(doc: &[u8], trig: bool, base: Option<&str>, target: usize) ->
 /// braces, comment marks, directives), so that cuts fall inside broken statements too.
 pub fn mutate(c: &mut Choices<'_>, doc: &str) -> Vec<u8> {
     let mut bytes = doc.as_bytes().to_vec();
-    const PIECES: &[&str] =
-        &[".", "\"", "'", "<", ">", "{", "}", "[", "]", "(", ")", "#", "\n", ";", ",", "_:b1 ", "[] ", "PREFIX ex: <http://ex2/>\n", "@base <http://b/> .\n", "\"\"\"", "{|", "|}", "<<", ">>", "~"];
+    const PIECES: &[&str] = &[
+        ".",
+        "\"",
+        "'",
+        "<",
+        ">",
+        "{",
+        "}",
+        "[",
+        "]",
+        "(",
+        ")",
+        "#",
+        "\n",
+        ";",
+        ",",
+        "_:b1 ",
+        "[] ",
+        "PREFIX ex: <http://ex2/>\n",
+        "@base <http://b/> .\n",
+        "\"\"\"",
+        "{|",
+        "|}",
+        "<<",
+        ">>",
+        "~",
+    ];
     for _ in 0..c.below(4) {
         if bytes.is_empty() {
             break;

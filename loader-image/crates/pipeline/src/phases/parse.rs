@@ -1,5 +1,5 @@
-//! Phase 1: parse and encode. Reader threads decompress and cut line-based inputs into
-//! chunks; workers parse them (Turtle/TriG files whole), intern terms in the dictionary and
+//! Phase 1: parse and encode. Reader threads decompress and cut inputs into chunks (lines;
+//! whole Turtle/TriG statements); workers parse them (RDF/XML files whole), intern terms in the dictionary and
 //! log encoded tuples. The phase ends with the dictionary and the logs durable in the work
 //! directory, described by a [`ParseState`] for the checkpoint.
 
@@ -32,11 +32,19 @@ use crate::tuples::TupleLog;
 use crate::unreadable;
 
 enum Job {
-    Lines { file: usize, chunk: Chunk },
+    Lines {
+        file: usize,
+        chunk: Chunk,
+    },
     /// Whole units of a Turtle/TriG file, with the state they start in.
-    Terse { file: usize, chunk: TerseChunk },
+    Terse {
+        file: usize,
+        chunk: TerseChunk,
+    },
     /// An RDF/XML file, parsed whole.
-    Whole { file: usize },
+    Whole {
+        file: usize,
+    },
 }
 
 /// Size of the chunks a Turtle/TriG file is cut into. The environment variable

@@ -407,11 +407,18 @@ class LoadResult:
 
 
 class Loader:
-    def __init__(self, cmd):
+    def __init__(self, cmd, env=None):
         self.cmd = cmd
+        self.env = env or {}
+
+    def with_env(self, **env):
+        """The same loader, run with these environment variables added."""
+        return Loader(self.cmd, {**self.env, **env})
 
     def run(self, *args, timeout=1800, env=None):
         argv = self.cmd + [str(a) for a in args]
+        if self.env:
+            env = {**os.environ, **self.env, **(env or {})}
         return run(argv, timeout=timeout, env=env)
 
     def load(self, db, files, *opts, check=True, expect=EXIT_OK, timeout=1800):

@@ -8,10 +8,20 @@ our reader. The property itself, on generated documents, is rdf-input's
 import json
 import os
 
+import pytest
+
 import tdb2read
 from conftest import EXIT_BAD_INPUT, dump_quads
 
 EX = 'http://ex/'
+
+
+# Turtle/TriG files are cut into chunks parsed by the workers in parallel; a 1-byte chunk
+# size cuts these small files after every statement (where a cut is allowed), so every case
+# goes through the split and the state each chunk starts in.
+@pytest.fixture(scope='session')
+def loader(loader):
+    return loader.with_env(RDF_BULKLOAD_TERSE_CHUNK_BYTES='1')
 
 
 def iri(local):

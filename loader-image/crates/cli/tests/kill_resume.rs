@@ -12,7 +12,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use common::{bin, data_files, write_dump};
+use common::{bin, data_files, write_dump, write_terse};
 
 /// Inputs with every path through the parser: two N-Quads files (line chunks, named and
 /// default graphs) and a Turtle file (whole-file parse, prefixes, blank nodes).
@@ -422,4 +422,44 @@ fn killed_after_the_rename_the_rerun_writes_the_report_copy() {
     assert_eq!(r["already_complete"], true, "{r}");
     assert_eq!(r["triples"], f.reference_report["triples"]);
     f.assert_clean_success(&db, "killed after the rename");
+}
+
+/// One Turtle and one TriG file (blank nodes, collections, `[]` graphs, prefixes redefined),
+/// each cut into many chunks: killed after a partial checkpoint, the rerun parses only the
+/// chunks not done, and the database is the one an uninterrupted load gives (with whole
+/// files as one chunk each, on one thread: chunking and threads change nothing).
+#[test]
+fn parallel_turtle_resumes_from_its_chunks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let files = write_terse(dir, 6000);
+    let load = |db: &Path, chunk: &str, threads: &str, failpoints: Option<&str>| {
+        let mut c = Command::new(bin());
+        c.arg("load").arg("--loc").arg(db).args(["--threads", threads, "--memory", "150Mi"]);
+        c.args(["--checkpoint-interval", "100ms"]).args(&files).env("RDF_BULKLOAD_TERSE_CHUNK_BYTES", chunk);
+        match failpoints {
+            Some(fp) => c.env("FAILPOINTS", fp),
+            None => c.env_remove("FAILPOINTS"),
+        };
+        c.output().unwrap()
+    };
+    let reference = dir.join("reference");
+    let out = load(&reference, "1000000000", "1", None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let db = dir.join("db");
+    let killed = load(&db, "8192", "2", Some("parse.chunk=sleep(20);parse.partial_saved=2*off->return"));
+    assert_eq!(killed.status.signal(), Some(9), "{}", String::from_utf8_lossy(&killed.stderr));
+    let work = dir.join(".db.spill");
+    let checkpoint: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(work.join("checkpoint.json")).unwrap()).unwrap();
+    let done = &checkpoint["parse_partial"]["chunks_done"];
+    let chunks = |file: &str| done[file].as_array().map_or(0, Vec::len);
+    assert!(chunks("0") + chunks("1") > 0, "chunks of the Turtle/TriG files checkpointed: {done}");
+    let rerun = load(&db, "8192", "2", None);
+    assert!(rerun.status.success(), "{}", String::from_utf8_lossy(&rerun.stderr));
+    assert!(report(&db)["resumed_after"].as_str().unwrap_or_default().starts_with("parse (partial"));
+    assert_eq!(data_files(&db), data_files(&reference), "resumed, chunked, 2 threads vs whole files, 1 thread");
+    for k in ["statements", "triples", "quads", "distinct_terms", "prefixes"] {
+        assert_eq!(report(&db)[k], report(&reference)[k], "{k}");
+    }
 }

@@ -30,9 +30,10 @@ pub enum Encoded {
 /// one parser run (one file) and draws random ones; we derive them from the file's place in
 /// the load instead, so the same inputs give the same bytes.
 pub enum BlankScope {
-    /// Labels written in the file are stable (N-Triples/N-Quads): hash them with the scope.
+    /// Labels are stable (N-Triples/N-Quads as written; Turtle/TriG as rdf_input names the
+    /// nodes its parser invents, after their place in the file): hash them with the scope.
     Labels { scope: String },
-    /// Turtle/TriG: the parser invents labels for `[]` and collections, so every label is
+    /// RDF/XML: the parser invents labels for nodes without one, so every label is
     /// renumbered in order of first appearance (the parse is sequential).
     FirstSeen { scope: String, seen: HashMap<String, u64> },
 }
@@ -68,17 +69,36 @@ pub struct Encoder<'d> {
     bytes: Vec<u8>,
     lang: String,
     label: String,
+    /// Terms seen recently (a Turtle subject repeats along its `;` list), as the fast path
+    /// keeps them: a hit takes no lock.
+    cache: Vec<CachedTerm>,
 }
 
 impl<'d> Encoder<'d> {
     pub fn new(dict: &'d Dictionary) -> Self {
-        Encoder { dict, bytes: Vec::with_capacity(256), lang: String::new(), label: String::new() }
+        Encoder {
+            dict,
+            bytes: Vec::with_capacity(256),
+            lang: String::new(),
+            label: String::new(),
+            cache: (0..CACHE_SLOTS).map(|_| CachedTerm::default()).collect(),
+        }
     }
 
     pub(crate) fn intern(&mut self, t: Term<'_>) -> io::Result<u64> {
         self.bytes.clear();
         encode_term(&t, &mut self.bytes);
-        self.dict.intern(&self.bytes, || node_hash(&t))
+        let hash = self.dict.hash(&self.bytes);
+        let cached = &mut self.cache[(hash as usize) % CACHE_SLOTS];
+        if cached.hash == hash && cached.bytes == self.bytes {
+            return Ok(cached.id);
+        }
+        let id = self.dict.intern_hashed(&self.bytes, hash, || node_hash(&t))?;
+        cached.hash = hash;
+        cached.id = id;
+        cached.bytes.clear();
+        cached.bytes.extend_from_slice(&self.bytes);
+        Ok(id)
     }
 
     fn iri(&mut self, iri: &str) -> io::Result<u64> {

@@ -182,6 +182,8 @@ pub(crate) struct ReadWindow {
     start: u64,
     /// Absolute offset after the last occurrence located.
     cursor: u64,
+    /// Column of `bytes[0]` while no byte was dropped (a chunk may start inside a line).
+    first_column: u64,
 }
 
 const WINDOW_KEEP: usize = 64 << 10;
@@ -200,7 +202,19 @@ impl ReadWindow {
             lines_before: 0,
             start: 0,
             cursor: 0,
+            first_column: 1,
         }))
+    }
+
+    /// A window over a whole chunk that starts at `at`, byte `offset` of the input.
+    pub(crate) fn over(bytes: &[u8], at: rdf_input::Position, offset: u64) -> ReadWindow {
+        ReadWindow {
+            bytes: bytes.to_vec(),
+            lines_before: at.line - 1,
+            start: offset,
+            cursor: offset,
+            first_column: at.column,
+        }
     }
 
     /// The line, column and text of the next occurrence of `needle` (ASCII case-insensitive)
@@ -218,7 +232,10 @@ impl ReadWindow {
         let end = hay[i..].iter().position(|&c| c == b'\n').map_or(hay.len(), |p| i + p);
         let line = self.lines_before + memchr::memchr_iter(b'\n', &hay[..start]).count() as u64 + 1;
         let text = String::from_utf8_lossy(&self.bytes[start..end]).trim_end_matches('\r').to_string();
-        let column = column_in_line(&text, &needle);
+        let mut column = column_in_line(&text, &needle);
+        if start == 0 {
+            column += self.first_column - 1;
+        }
         (line, column, text)
     }
 }
@@ -234,6 +251,7 @@ impl<R: io::Read> io::Read for WindowTee<R> {
             w.lines_before += memchr::memchr_iter(b'\n', &w.bytes[..cut]).count() as u64;
             w.bytes.drain(..cut);
             w.start += cut as u64;
+            w.first_column = 1;
         }
         Ok(n)
     }

@@ -80,10 +80,19 @@ pub(crate) fn line_reject(line: &[u8], line_no: u64, refused: Refused) -> Reject
 /// each is placed at the next occurrence of its quoted lexical form (at or after the previous
 /// one's). One not found (written with escapes, say) is placed where the search stands.
 pub(crate) fn locate(file: &InputFile, refused: Vec<Refused>) -> io::Result<Vec<Rejected>> {
-    let mut reader = BufReader::with_capacity(1 << 20, rdf_input::open_decompressed(&file.path, file.compression)?);
+    let reader = BufReader::with_capacity(1 << 20, rdf_input::open_decompressed(&file.path, file.compression)?);
+    locate_from(reader, Position { line: 1, column: 1 }, refused)
+}
+
+/// [`locate`] in one chunk of a Turtle/TriG file, which starts at `at`.
+pub(crate) fn locate_in(chunk: &[u8], at: Position, refused: Vec<Refused>) -> Vec<Rejected> {
+    locate_from(chunk, at, refused).expect("reading a byte slice")
+}
+
+fn locate_from(mut reader: impl BufRead, first: Position, refused: Vec<Refused>) -> io::Result<Vec<Rejected>> {
     let mut out = Vec::with_capacity(refused.len());
     let mut buf = Vec::new();
-    let mut line_no = 0u64;
+    let mut line_no = first.line - 1;
     let mut text = String::new();
     // Where the previous literal was found: (line, byte offset in it).
     let mut at = 0usize;
@@ -102,7 +111,9 @@ pub(crate) fn locate(file: &InputFile, refused: Vec<Refused>) -> io::Result<Vec<
             }
             let rest = text.get(at..).unwrap_or("");
             if let Some(c) = quote_column(rest, &r.lexical) {
-                let prefix_chars = text[..at].chars().count() as u64;
+                // the chunk's first line may start inside a line of the file
+                let shift = if line_no == first.line { first.column - 1 } else { 0 };
+                let prefix_chars = shift + text[..at].chars().count() as u64;
                 let byte = rest.char_indices().nth((c - 1) as usize).map_or(rest.len(), |(b, _)| b);
                 at += byte + 1;
                 break Some(prefix_chars + c);

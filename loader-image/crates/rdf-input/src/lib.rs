@@ -16,5 +16,6 @@ pub mod terse_check;
 pub use chunks::{Chunk, LineChunker};
 pub use detect::{decompress, decompress_threads, detect, open_decompressed, Compression, InputFile, Syntax};
 pub use oxrdf;
-pub use parse::{parse_line_chunk, parse_terse, Position, Rejected};
+pub use parse::{parse_line_chunk, parse_terse, parse_terse_from, Position, Rejected};
 pub use rdfxml::{jena_xml_literal, parse_rdfxml};
+pub use terse::{parse_chunk, parse_split, ChunkEnd, TerseChunk, TerseSplitter, TerseStart, TerseState};

@@ -91,8 +91,8 @@ fn parse_slice<E>(
     Ok(None)
 }
 
-/// Parses a whole Turtle/TriG (or RDF/XML, see [`crate::parse_rdfxml`]) stream (sequential:
-/// the syntax cannot be cut), Turtle/TriG statement by
+/// Parses a whole Turtle/TriG (or RDF/XML, see [`crate::parse_rdfxml`]) stream sequentially
+/// (the loader cuts Turtle/TriG into chunks, see [`crate::parse_split`]), Turtle/TriG statement by
 /// statement (see `terse.rs`): a statement with a syntax error is rejected whole, with its
 /// line range, and costs no other statement; none changes graph. Returns every prefix
 /// declaration accepted, in input order (a redefinition is a new entry), for the prefix
@@ -106,11 +106,26 @@ pub fn parse_terse<E>(
     mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
     match syntax {
-        Syntax::Turtle => crate::terse::parse_units(false, reader, base, &mut on_quad, &mut on_reject),
-        Syntax::TriG => crate::terse::parse_units(true, reader, base, &mut on_quad, &mut on_reject),
+        Syntax::Turtle | Syntax::TriG => {
+            let start = crate::terse::TerseStart::beginning(base);
+            crate::terse::parse_units(syntax == Syntax::TriG, reader, &start, &mut on_quad, &mut on_reject)
+        }
         Syntax::RdfXml => crate::rdfxml::parse_rdfxml(reader, base, on_quad, on_reject),
         _ => unreachable!("line-based syntaxes go through parse_line_chunk"),
     }
+}
+
+/// Parses a Turtle/TriG stream sequentially from a chunk's start (`reader` positioned
+/// there): what [`parse_terse`] gives for that part of the input. Returns the prefix
+/// declarations accepted from there on.
+pub fn parse_terse_from<E>(
+    syntax: Syntax,
+    reader: impl Read,
+    start: &crate::terse::TerseStart,
+    mut on_quad: impl FnMut(Quad) -> Result<(), E>,
+    mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
+) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
+    crate::terse::parse_units(syntax == Syntax::TriG, reader, start, &mut on_quad, &mut on_reject)
 }
 
 #[cfg(test)]

@@ -9,6 +9,12 @@
 //! the parser is replaced by a fresh one holding the prefixes and base in force (as the
 //! accepted directives left them) and, inside a graph block, put back into that block. A
 //! block whose opener fails (its graph name is bad) is skipped whole, as one reject.
+//!
+//! The same units make the parallel parse: [`TerseSplitter`] groups them into chunks, each
+//! with the state it starts in ([`TerseState`]: prefixes, base, open block), and
+//! [`parse_chunk`] parses a chunk with a parser seeded with it, checking at its end that the
+//! cut was a statement boundary. Blank nodes oxttl invents are named after their unit's
+//! offset, so that any cut gives the same labels.
 
 use std::io::{self, Read};
 
@@ -173,12 +179,9 @@ fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan
                         if buf[j] == b'\\' {
                             j += 2;
                         } else if buf[j] == c && buf[j + 1] == c && buf[j + 2] == c {
-                            // a long string may end with up to two more quotes: `""""x"""" `
-                            let mut k = j + 3;
-                            while k < n && buf[k] == c && k < j + 5 {
-                                k += 1;
-                            }
-                            i = k;
+                            // the first three quotes end it: its text cannot end with a
+                            // quote (`"""a""""` is a string and a stray quote, as oxttl reads it)
+                            i = j + 3;
                             break;
                         } else {
                             j += 1;
@@ -400,6 +403,12 @@ struct Driver<'c, Q, R> {
     remap: bool,
     skipped: Option<Skipped>,
     pending: Vec<Quad>,
+    /// Absolute offset of the current unit's first token: names its anonymous blank nodes.
+    unit_key: u64,
+    /// Anonymous blank nodes of the current unit: oxttl's random label → ours.
+    unit_blanks: Vec<(String, String)>,
+    /// The anonymous graph of the open block (`[] {`): oxttl's label → ours.
+    block_blank: Option<(String, String)>,
     on_quad: &'c mut Q,
     on_reject: &'c mut R,
 }
@@ -468,8 +477,79 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
         None
     }
 
-    fn commit(&mut self) -> Result<(), E> {
-        for mut q in self.pending.drain(..) {
+    /// Our label for a blank node oxttl gave: a label written in the unit (or in the block's
+    /// opener) is document-scoped and kept; any other is one oxttl invented for `[]`, a
+    /// collection or a reifier, and is named after the unit's offset and its order of first
+    /// appearance in the unit, so that any cut of the file into chunks names it the same.
+    fn blank(&mut self, b: &oxrdf::BlankNode, text: &[u8]) -> Option<oxrdf::BlankNode> {
+        let raw = b.as_str();
+        let mut written = Vec::with_capacity(raw.len() + 2);
+        written.extend_from_slice(b"_:");
+        written.extend_from_slice(raw.as_bytes());
+        let opener = self.block.as_ref().map_or(&[][..], |b| &b.opener[..]);
+        if memchr::memmem::find(text, &written).is_some() || memchr::memmem::find(opener, &written).is_some() {
+            return None;
+        }
+        if let Some((from, to)) = &self.block_blank {
+            if from == raw {
+                return Some(oxrdf::BlankNode::new_unchecked(to.clone()));
+            }
+        }
+        let n = match self.unit_blanks.iter().position(|(from, _)| from == raw) {
+            Some(n) => n,
+            None => {
+                // A space cannot occur in a written label: no clash with one.
+                let ours = format!("{} {}", self.unit_key, self.unit_blanks.len());
+                self.unit_blanks.push((raw.to_string(), ours));
+                self.unit_blanks.len() - 1
+            }
+        };
+        Some(oxrdf::BlankNode::new_unchecked(self.unit_blanks[n].1.clone()))
+    }
+
+    fn relabel_term(&mut self, t: &mut oxrdf::Term, text: &[u8]) {
+        match t {
+            oxrdf::Term::BlankNode(b) => {
+                if let Some(n) = self.blank(b, text) {
+                    *b = n;
+                }
+            }
+            oxrdf::Term::Triple(tr) => {
+                if let oxrdf::NamedOrBlankNode::BlankNode(b) = &mut tr.subject {
+                    if let Some(n) = self.blank(b, text) {
+                        *b = n;
+                    }
+                }
+                self.relabel_term(&mut tr.object, text);
+            }
+            _ => {}
+        }
+    }
+
+    fn relabel(&mut self, q: &mut Quad, text: &[u8]) {
+        if let oxrdf::NamedOrBlankNode::BlankNode(b) = &mut q.subject {
+            if let Some(n) = self.blank(b, text) {
+                *b = n;
+            }
+        }
+        self.relabel_term(&mut q.object, text);
+        if let GraphName::BlankNode(b) = &mut q.graph_name {
+            if let Some(n) = self.blank(b, text) {
+                if self.block.is_some() && self.block_blank.is_none() {
+                    self.block_blank = Some((b.as_str().to_string(), n.as_str().to_string()));
+                }
+                *b = n;
+            }
+        }
+    }
+
+    fn commit(&mut self, text: &[u8]) -> Result<(), E> {
+        self.unit_blanks.clear();
+        let mut pending = std::mem::take(&mut self.pending);
+        for q in pending.iter_mut() {
+            self.relabel(q, text);
+        }
+        for mut q in pending.drain(..) {
             if let Some(b) = &mut self.block {
                 if self.remap {
                     if let Some(g) = &b.graph {
@@ -481,6 +561,7 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
             }
             (self.on_quad)(q)?;
         }
+        self.pending = pending;
         Ok(())
     }
 
@@ -527,9 +608,10 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
                     Kind::Closer => {}
                     _ => {}
                 }
-                self.commit()?;
+                self.commit(text)?;
                 if u.kind == Kind::Closer {
                     self.block = None;
+                    self.block_blank = None;
                     self.remap = false;
                 }
                 if u.directive != Directive::None {
@@ -559,11 +641,15 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
                         let mut rej = rej;
                         rej.message = format!("{}; the whole graph block is skipped", rej.message);
                         self.block = None;
+                        self.block_blank = None;
                         self.reset();
                         self.skipped = Some(Skipped { reject: rej });
                         return Ok(());
                     }
-                    Kind::Closer => self.block = None,
+                    Kind::Closer => {
+                        self.block = None;
+                        self.block_blank = None;
+                    }
                     _ => {}
                 }
                 self.reset();
@@ -576,34 +662,298 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
 /// Bytes read at a time.
 const READ_BYTES: usize = 1 << 20;
 
-/// Parses a Turtle/TriG stream unit by unit (see the module's description); returns every
+/// The parser state a point of a Turtle/TriG file is in, between two units: what the
+/// accepted directives left, and the open graph block. Nothing else carries over from one
+/// unit to the next (the scanner's boundaries end statements), so a parser seeded with it
+/// parses what follows as the sequential parse does; [`parse_chunk`] checks that at every cut.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TerseState {
+    pub prefixes: Vec<(String, String)>,
+    pub base: Option<String>,
+    /// Inside a TriG graph block whose opener parsed: the opener's text.
+    pub block: Option<Vec<u8>>,
+}
+
+/// Where a chunk starts: its absolute byte offset and position, and the state there.
+#[derive(Clone, Debug)]
+pub struct TerseStart {
+    pub offset: u64,
+    /// Prefix declarations accepted before it.
+    pub declared: usize,
+    pub position: Position,
+    pub state: TerseState,
+}
+
+impl TerseStart {
+    /// The beginning of an input, with `base` (default: none).
+    pub fn beginning(base: Option<&str>) -> TerseStart {
+        TerseStart {
+            offset: 0,
+            declared: 0,
+            position: Position { line: 1, column: 1 },
+            state: TerseState { base: base.map(str::to_string), ..TerseState::default() },
+        }
+    }
+}
+
+/// Whole units of a Turtle/TriG file, to be parsed on their own ([`parse_chunk`]).
+#[derive(Debug)]
+pub struct TerseChunk {
+    /// Sequence number within the file, from 0.
+    pub seq: u64,
+    pub start: TerseStart,
+    /// The state after the chunk, as the splitter computed it (the next chunk's start).
+    pub end: TerseState,
+    pub data: Vec<u8>,
+    /// The input ends with this chunk.
+    pub last: bool,
+}
+
+/// How a chunk's parse ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkEnd {
+    /// At a clean statement boundary, in the state the splitter gave the next chunk.
+    Clean,
+    /// The parser did not end the chunk where the splitter did: the cut was wrong (or an
+    /// error of the input made it so), and what follows must be parsed sequentially.
+    Dirty,
+}
+
+/// A fresh parser in `state` (back inside its block, as after an error), fed `text`;
+/// `Some(parser)` when no error came.
+fn probe(trig: bool, state: &TerseState, text: &[u8], tail: bool) -> Option<Low> {
+    let mut low = Low::new(trig, state.base.as_deref(), &state.prefixes).ok()?;
+    if let Some(opener) = &state.block {
+        low.extend(opener);
+        low.extend(b"\n");
+    }
+    low.extend(text);
+    if text.last().is_some_and(|&b| !is_blank(b)) {
+        low.extend(b" ");
+    }
+    if tail {
+        low.end();
+    }
+    while let Some(r) = low.next() {
+        r.ok()?;
+    }
+    Some(low)
+}
+
+/// Cuts a Turtle/TriG stream into chunks of whole units (about `target` bytes each), each
+/// with the state it starts in. Only directives and graph-block openers are parsed here, as
+/// the sequential parse applies them (a bad directive has no effect); the statements are
+/// left to the workers. A chunk is cut at a line start (or, past four times the target, at
+/// any unit end), never inside a graph block whose opener failed (skipped whole, as one
+/// reject) or makes an anonymous graph (`[] {`, whose node the next chunk could not name).
+pub struct TerseSplitter<R> {
+    reader: R,
+    trig: bool,
+    target: usize,
+    /// The input from the current chunk's start.
+    buf: Vec<u8>,
+    /// Start of the next unit in `buf`, and its position.
+    pos: usize,
+    at: Position,
+    start: TerseStart,
+    state: TerseState,
+    /// Inside a graph block whose opener failed.
+    skipped: bool,
+    declared: Vec<(String, String)>,
+    eof: bool,
+    done: bool,
+    seq: u64,
+    want: usize,
+}
+
+impl<R: Read> TerseSplitter<R> {
+    /// Fails when `base` is not an IRI.
+    pub fn new(trig: bool, reader: R, base: Option<&str>, target: usize) -> io::Result<Self> {
+        Low::new(trig, base, &[]).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let start = TerseStart::beginning(base);
+        Ok(TerseSplitter {
+            reader,
+            trig,
+            target: target.max(1),
+            buf: Vec::new(),
+            pos: 0,
+            at: start.position,
+            state: start.state.clone(),
+            start,
+            skipped: false,
+            declared: Vec::new(),
+            eof: false,
+            done: false,
+            seq: 0,
+            want: READ_BYTES,
+        })
+    }
+
+    /// Every prefix declaration accepted so far, in input order (all of them once
+    /// [`Self::next_chunk`] gave `None`).
+    pub fn declared(&self) -> &[(String, String)] {
+        &self.declared
+    }
+
+    /// What a unit does to the state, as [`Driver::unit`] does it.
+    fn apply(&mut self, u: &Unit, text: &[u8], span: &[u8]) {
+        if self.skipped {
+            if matches!(u.kind, Kind::Closer | Kind::Tail) {
+                self.skipped = false;
+            }
+            return;
+        }
+        if u.first.is_none() {
+            return;
+        }
+        let probed = (u.kind == Kind::Opener || u.directive != Directive::None)
+            .then(|| probe(self.trig, &self.state, text, u.kind == Kind::Tail));
+        match u.kind {
+            Kind::Opener => match &probed {
+                Some(Some(_)) => self.state.block = Some(span.to_vec()),
+                _ => self.skipped = true,
+            },
+            Kind::Closer => self.state.block = None,
+            _ => {}
+        }
+        if let (Some(Some(low)), true) = (&probed, u.directive != Directive::None) {
+            if let Some(name) = &u.prefix_name {
+                if let Some(iri) = low.prefix(name) {
+                    self.state.prefixes.retain(|(n, _)| n != name);
+                    self.state.prefixes.push((name.clone(), iri.clone()));
+                    self.declared.push((name.clone(), iri));
+                }
+            }
+            self.state.base = low.base();
+        }
+    }
+
+    fn can_cut(&self) -> bool {
+        let block_ok = self.state.block.as_ref().is_none_or(|o| !o.contains(&b'['));
+        self.pos >= self.target && !self.skipped && block_ok && (self.at.column == 1 || self.pos >= 4 * self.target)
+    }
+
+    /// The next chunk, or `None` after the last one. A read error ends the stream with it.
+    pub fn next_chunk(&mut self) -> io::Result<Option<TerseChunk>> {
+        if self.done {
+            return Ok(None);
+        }
+        loop {
+            let in_block = self.state.block.is_some() || self.skipped;
+            match scan(&self.buf, self.pos, self.eof, self.trig, in_block) {
+                Scan::Need => {
+                    let old = self.buf.len();
+                    self.buf.resize(old + self.want, 0);
+                    let n = loop {
+                        match self.reader.read(&mut self.buf[old..]) {
+                            Ok(n) => break n,
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                            Err(e) => {
+                                self.buf.truncate(old);
+                                return Err(e);
+                            }
+                        }
+                    };
+                    self.buf.truncate(old + n);
+                    self.eof = n == 0;
+                    self.want = if self.buf.len() - self.pos > self.want { self.want * 2 } else { READ_BYTES };
+                }
+                Scan::Unit(u) => {
+                    // Only directives and openers are parsed: their text is copied, no other.
+                    let parsed = u.kind == Kind::Opener || u.directive != Directive::None;
+                    let (text, span) = match (parsed, u.first) {
+                        (true, Some(f)) => (self.buf[self.pos..u.end].to_vec(), self.buf[f..u.last_end].to_vec()),
+                        _ => (Vec::new(), Vec::new()),
+                    };
+                    self.apply(&u, &text, &span);
+                    self.at = advance(self.at, &self.buf[self.pos..u.end]);
+                    self.pos = u.end;
+                    let last = u.kind == Kind::Tail;
+                    if last || self.can_cut() {
+                        let rest = self.buf.split_off(self.pos);
+                        let data = std::mem::replace(&mut self.buf, rest);
+                        let next = TerseStart {
+                            offset: self.start.offset + self.pos as u64,
+                            declared: self.declared.len(),
+                            position: self.at,
+                            state: self.state.clone(),
+                        };
+                        let start = std::mem::replace(&mut self.start, next);
+                        let chunk = TerseChunk { seq: self.seq, start, end: self.state.clone(), data, last };
+                        self.seq += 1;
+                        self.pos = 0;
+                        self.done = last;
+                        return Ok(Some(chunk));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>> Driver<'c, Q, R> {
+    fn seeded(trig: bool, state: &TerseState, on_quad: &'c mut Q, on_reject: &'c mut R) -> Result<Self, String> {
+        let low = Low::new(trig, state.base.as_deref(), &state.prefixes)?;
+        let mut d = Driver {
+            trig,
+            low,
+            fed: 0,
+            prefixes: state.prefixes.clone(),
+            declared: Vec::new(),
+            base: state.base.clone(),
+            block: state.block.as_ref().map(|o| Block { opener: o.clone(), graph: None }),
+            remap: false,
+            skipped: None,
+            pending: Vec::new(),
+            unit_key: 0,
+            unit_blanks: Vec::new(),
+            block_blank: None,
+            on_quad,
+            on_reject,
+        };
+        if d.block.is_some() {
+            d.reset(); // back into the block, as after an error in it
+        }
+        Ok(d)
+    }
+
+    fn scanned(&mut self, buf: &[u8], offset: u64, pos: usize, u: &Unit, at: Position) -> Result<(), E> {
+        let text = &buf[pos..u.end];
+        let span = match u.first {
+            Some(f) => (f - pos, u.last_end - pos),
+            None => (text.len(), text.len()),
+        };
+        self.unit_key = offset + pos as u64 + span.0 as u64;
+        self.unit(u, text, at, span)
+    }
+
+    /// The state after the units fed, for comparison with the splitter's.
+    fn state(&self) -> TerseState {
+        TerseState {
+            prefixes: self.prefixes.clone(),
+            base: self.base.clone(),
+            block: self.block.as_ref().map(|b| b.opener.clone()),
+        }
+    }
+}
+
+/// Parses a Turtle/TriG stream unit by unit (see the module's description) from `start`
+/// (the beginning of the input, or a chunk's start with the reader there); returns every
 /// prefix declaration accepted, in input order. `Err(Ok(io))` is an I/O error (e.g. corrupt
 /// compression), `Err(Err(e))` a callback's error.
 pub(crate) fn parse_units<E>(
     trig: bool,
     mut reader: impl Read,
-    base: Option<&str>,
+    start: &TerseStart,
     on_quad: &mut impl FnMut(Quad) -> Result<(), E>,
     on_reject: &mut impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
-    let low = Low::new(trig, base, &[]).map_err(|e| Ok(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
-    let mut d = Driver {
-        trig,
-        low,
-        fed: 0,
-        prefixes: Vec::new(),
-        declared: Vec::new(),
-        base: base.map(str::to_string),
-        block: None,
-        remap: false,
-        skipped: None,
-        pending: Vec::new(),
-        on_quad,
-        on_reject,
-    };
+    let mut d = Driver::seeded(trig, &start.state, on_quad, on_reject)
+        .map_err(|e| Ok(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
     let mut buf: Vec<u8> = Vec::new();
+    let mut buf_offset = start.offset; // absolute offset of buf[0]
     let mut pos = 0usize; // start of the next unit in buf
-    let mut at = Position { line: 1, column: 1 };
+    let mut at = start.position;
     let mut eof = false;
     let mut want = READ_BYTES;
     loop {
@@ -612,6 +962,7 @@ pub(crate) fn parse_units<E>(
             Scan::Need => {
                 if pos > 0 && pos >= buf.len() / 2 {
                     buf.drain(..pos);
+                    buf_offset += pos as u64;
                     pos = 0;
                 }
                 let old = buf.len();
@@ -629,13 +980,8 @@ pub(crate) fn parse_units<E>(
                 want = if buf.len() - pos > want { want * 2 } else { READ_BYTES };
             }
             Scan::Unit(u) => {
-                let text = &buf[pos..u.end];
-                let span = match u.first {
-                    Some(f) => (f - pos, u.last_end - pos),
-                    None => (text.len(), text.len()),
-                };
-                d.unit(&u, text, at, span).map_err(Err)?;
-                at = advance(at, text);
+                d.scanned(&buf, buf_offset, pos, &u, at).map_err(Err)?;
+                at = advance(at, &buf[pos..u.end]);
                 pos = u.end;
                 if u.kind == Kind::Tail {
                     break;
@@ -644,6 +990,101 @@ pub(crate) fn parse_units<E>(
         }
     }
     Ok(d.declared)
+}
+
+/// Parses one chunk the way [`parse_units`] parses those units in the whole stream, seeded
+/// with the state the splitter gave it. `Ok(ChunkEnd::Dirty)` when the parser did not end
+/// the chunk at a statement boundary in the splitter's end state: its quads and rejects
+/// must then be replaced by a sequential parse from the chunk's start.
+pub fn parse_chunk<E>(
+    trig: bool,
+    chunk: &TerseChunk,
+    on_quad: &mut impl FnMut(Quad) -> Result<(), E>,
+    on_reject: &mut impl FnMut(Rejected) -> Result<(), E>,
+) -> Result<ChunkEnd, E> {
+    let Ok(mut d) = Driver::seeded(trig, &chunk.start.state, on_quad, on_reject) else {
+        return Ok(ChunkEnd::Dirty);
+    };
+    let buf = &chunk.data[..];
+    let mut pos = 0usize;
+    let mut at = chunk.start.position;
+    loop {
+        let in_block = d.block.is_some() || d.skipped.is_some();
+        let Scan::Unit(u) = scan(buf, pos, true, trig, in_block) else { unreachable!("the whole chunk is there") };
+        if u.kind == Kind::Tail && !chunk.last {
+            // Where the splitter cut: only blanks may be left, the parser must be at a
+            // statement boundary, in the state the next chunk starts in.
+            if u.first.is_some() || d.skipped.is_some() || d.state() != chunk.end {
+                return Ok(ChunkEnd::Dirty);
+            }
+            if d.block.is_some() {
+                d.low.extend(b"}");
+            }
+            d.low.extend(b" ");
+            d.low.end();
+            if d.low.next().is_some() {
+                return Ok(ChunkEnd::Dirty);
+            }
+            return Ok(ChunkEnd::Clean);
+        }
+        d.scanned(buf, chunk.start.offset, pos, &u, at)?;
+        at = advance(at, &buf[pos..u.end]);
+        pos = u.end;
+        if u.kind == Kind::Tail {
+            return Ok(ChunkEnd::Clean);
+        }
+    }
+}
+
+/// Parses a stream as the loader's workers do: cut by [`TerseSplitter`] into chunks of about
+/// `target` bytes, each parsed on its own by [`parse_chunk`] (here one after the other; the
+/// loader spreads them over its workers), and from a chunk that ends dirty on, sequentially
+/// by [`parse_units`]. Gives what [`parse_units`] gives on the whole stream: the property
+/// test and the `input_terse_split` fuzz target check that.
+pub fn parse_split<E>(
+    trig: bool,
+    reader: impl Read,
+    base: Option<&str>,
+    target: usize,
+    on_quad: &mut impl FnMut(Quad) -> Result<(), E>,
+    on_reject: &mut impl FnMut(Rejected) -> Result<(), E>,
+) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
+    let mut splitter = TerseSplitter::new(trig, reader, base, target).map_err(Ok)?;
+    // Chunks are kept until parsed clean, so that a dirty one can be parsed again with what follows.
+    let mut chunks: Vec<TerseChunk> = Vec::new();
+    while let Some(chunk) = splitter.next_chunk().map_err(Ok)? {
+        chunks.push(chunk);
+    }
+    for (k, chunk) in chunks.iter().enumerate() {
+        // Quads and rejects in the order the parse gave them.
+        let events = std::cell::RefCell::new(Vec::new());
+        let end = parse_chunk::<()>(
+            trig,
+            chunk,
+            &mut |q| {
+                events.borrow_mut().push(Ok(q));
+                Ok(())
+            },
+            &mut |r| {
+                events.borrow_mut().push(Err(r));
+                Ok(())
+            },
+        )
+        .unwrap_or_else(|()| unreachable!("the callbacks never stop"));
+        if end == ChunkEnd::Dirty {
+            let rest: Vec<u8> = chunks[k..].iter().flat_map(|c| c.data.iter().copied()).collect();
+            let mut declared = splitter.declared()[..chunk.start.declared].to_vec();
+            declared.extend(parse_units(trig, &rest[..], &chunk.start, on_quad, on_reject)?);
+            return Ok(declared);
+        }
+        for e in events.into_inner() {
+            match e {
+                Ok(q) => on_quad(q).map_err(Err)?,
+                Err(r) => on_reject(r).map_err(Err)?,
+            }
+        }
+    }
+    Ok(splitter.declared().to_vec())
 }
 
 #[cfg(test)]
@@ -707,7 +1148,7 @@ mod tests {
         parse_units::<()>(
             trig,
             doc.as_bytes(),
-            None,
+            &TerseStart::beginning(None),
             &mut |q| {
                 quads.push(q.to_string());
                 Ok(())
@@ -762,7 +1203,10 @@ mod tests {
     fn prefix_declarations_in_order_with_redefinitions() {
         let mut declared = Vec::new();
         let doc = "@prefix b: <http://b1/> .\nPREFIX a: <http://a/>\n@prefix b: <http://b2/> .\n@prefix c: <bad iri> .\n@base <http://base/> .\nPREFIX : <rel/>\n";
-        declared.extend(parse_units::<()>(false, doc.as_bytes(), None, &mut |_| Ok(()), &mut |_| Ok(())).unwrap());
+        declared.extend(
+            parse_units::<()>(false, doc.as_bytes(), &TerseStart::beginning(None), &mut |_| Ok(()), &mut |_| Ok(()))
+                .unwrap(),
+        );
         let want = [("b", "http://b1/"), ("a", "http://a/"), ("b", "http://b2/"), ("", "http://base/rel/")];
         assert_eq!(declared, want.map(|(a, b)| (a.to_string(), b.to_string())));
     }

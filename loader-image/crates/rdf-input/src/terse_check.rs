@@ -286,6 +286,106 @@ pub fn check(case: &Case) -> Result<(), String> {
     }
 }
 
+/// What one parse gave: quads and rejects in order, then the prefix declarations (skip
+/// mode), or the quads up to the first error and that error (strict mode).
+type Outcome = (Vec<String>, Vec<Rejected>, Vec<(String, String)>);
+
+fn outcome(doc: &[u8], trig: bool, base: Option<&str>, strict: bool, split: Option<usize>) -> Outcome {
+    let (mut quads, mut rejects) = (Vec::new(), Vec::new());
+    let mut on_quad = |q: Quad| {
+        quads.push(q.to_string());
+        Ok(())
+    };
+    let mut on_reject = |r: Rejected| {
+        rejects.push(r);
+        if strict {
+            Err(())
+        } else {
+            Ok(())
+        }
+    };
+    let declared = match split {
+        Some(target) => crate::parse_split(trig, doc, base, target, &mut on_quad, &mut on_reject),
+        None => {
+            let syntax = if trig { Syntax::TriG } else { Syntax::Turtle };
+            parse_terse(syntax, doc, base, &mut on_quad, &mut on_reject)
+        }
+    };
+    let declared = match declared {
+        Ok(d) => d,
+        Err(Ok(io)) => panic!("I/O error from a byte slice: {io}"),
+        Err(Err(())) => Vec::new(), // strict: stopped at the first error
+    };
+    (quads, rejects, declared)
+}
+
+/// The parallel split against the sequential parse, on any bytes: cut into chunks of
+/// `target` bytes, in skip and in strict mode, the same quads (blank nodes included), the
+/// same rejects and errors with the same positions, the same prefix declarations.
+pub fn check_split(doc: &[u8], trig: bool, base: Option<&str>, target: usize) -> Result<(), String> {
+    for strict in [false, true] {
+        let seq = outcome(doc, trig, base, strict, None);
+        let split = outcome(doc, trig, base, strict, Some(target));
+        if seq != split {
+            return Err(format!(
+                "split into {target}-byte chunks (strict: {strict}) differs from the sequential parse:\n\
+                 sequential: {seq:?}\nsplit: {split:?}\n--- document (TriG: {trig}):\n{}",
+                String::from_utf8_lossy(doc)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `doc` with a few bytes changed where the grammar is touchy (quotes, brackets, dots,
+/// braces, comment marks, directives), so that cuts fall inside broken statements too.
+pub fn mutate(c: &mut Choices<'_>, doc: &str) -> Vec<u8> {
+    let mut bytes = doc.as_bytes().to_vec();
+    const PIECES: &[&str] = &[
+        ".",
+        "\"",
+        "'",
+        "<",
+        ">",
+        "{",
+        "}",
+        "[",
+        "]",
+        "(",
+        ")",
+        "#",
+        "\n",
+        ";",
+        ",",
+        "_:b1 ",
+        "[] ",
+        "PREFIX ex: <http://ex2/>\n",
+        "@base <http://b/> .\n",
+        "\"\"\"",
+        "{|",
+        "|}",
+        "<<",
+        ">>",
+        "~",
+    ];
+    for _ in 0..c.below(4) {
+        if bytes.is_empty() {
+            break;
+        }
+        let at = c.below(bytes.len() as u64 + 1) as usize;
+        match c.below(3) {
+            0 => {
+                bytes.remove(at.min(bytes.len() - 1));
+            }
+            _ => {
+                let p = c.pick(PIECES);
+                bytes.splice(at..at, p.bytes());
+            }
+        }
+    }
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +398,33 @@ mod tests {
                 let case = generate(&mut Choices::new(&[], seed * 2 + trig as u64), trig);
                 if let Err(e) = check(&case) {
                     panic!("seed {seed}: {e}");
+                }
+            }
+        }
+    }
+
+    /// The parallel split gives what the sequential parse gives, on generated documents (with
+    /// blank-node lists, collections and anonymous graphs added) and on mutated ones, cut
+    /// into chunks as small as a unit.
+    #[test]
+    fn split_parse_equals_sequential_parse() {
+        for seed in 0..1500u64 {
+            for trig in [false, true] {
+                let mut c = Choices::new(&[], seed * 2 + trig as u64);
+                let mut doc = generate(&mut c, trig).doc;
+                if c.chance(50) {
+                    doc.push_str("ex:s ex:p [ ex:q ( 1 [] _:b1 ) ] .\n[] ex:p ex:o .\n");
+                }
+                if trig && c.chance(50) {
+                    doc.push_str("[] { ex:s ex:p [] . ex:t ex:p ( 1 2 ) }\nGRAPH _:g1 { ex:a ex:b _:b1 }\n");
+                }
+                let target = [1, 7, 64, 1 << 20][c.below(4) as usize];
+                if let Err(e) = check_split(doc.as_bytes(), trig, None, target) {
+                    panic!("seed {seed}: {e}");
+                }
+                let mutated = mutate(&mut c, &doc);
+                if let Err(e) = check_split(&mutated, trig, Some("http://base/"), target) {
+                    panic!("seed {seed} (mutated): {e}");
                 }
             }
         }

@@ -50,3 +50,27 @@ pub fn data_files(db: &Path) -> Vec<(String, Vec<u8>)> {
     v.sort();
     v
 }
+
+/// A Turtle and a TriG file with what makes splitting them hard: blank nodes (labelled,
+/// `[]`, collections, anonymous graphs `[] {`), prefixes redefined, graph blocks of every
+/// form. `n` subjects in the Turtle file, half as many blocks in the TriG file.
+#[allow(dead_code)]
+pub fn write_terse(dir: &Path, n: usize) -> Vec<PathBuf> {
+    use std::io::Write;
+    let ttl = dir.join("big.ttl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&ttl).unwrap());
+    for i in 0..n {
+        if i % 1000 == 0 {
+            writeln!(f, "@prefix ex: <http://example.org/v{}/> .", i / 1000).unwrap();
+        }
+        writeln!(f, "ex:t{i} a ex:C ; ex:knows [ ex:name \"anon {i}\" ] ; ex:list ( {i} _:shared [] ) .").unwrap();
+    }
+    let trig = dir.join("big.trig");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&trig).unwrap());
+    writeln!(f, "PREFIX ex: <http://example.org/>").unwrap();
+    for i in 0..n / 2 {
+        let opener = ["ex:g# {", "[] {", "_:g# {", "{"][i % 4].replace('#', &i.to_string());
+        writeln!(f, "{opener}\n  ex:s{i} ex:p [ ex:q {i} ] .\n  ex:s{i} ex:r _:b{} .\n}}", i % 10).unwrap();
+    }
+    vec![ttl, trig]
+}

@@ -1,11 +1,11 @@
-//! Phase 1: parse and encode. Reader threads decompress and cut line-based inputs into
-//! chunks; workers parse them (Turtle/TriG files whole), intern terms in the dictionary and
+//! Phase 1: parse and encode. Reader threads decompress and cut inputs into chunks (lines;
+//! whole Turtle/TriG statements); workers parse them (RDF/XML files whole), intern terms in the dictionary and
 //! log encoded tuples. The phase ends with the dictionary and the logs durable in the work
 //! directory, described by a [`ParseState`] for the checkpoint.
 
 use std::collections::HashSet;
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 
 use extsort::SpillDir;
 use rdf_input::fastline::{parse_fast_line, FastLine};
-use rdf_input::{parse_line_chunk, parse_terse, Chunk, InputFile, LineChunker, Rejected, Syntax};
+use rdf_input::{
+    parse_chunk, parse_line_chunk, parse_terse, parse_terse_from, Chunk, ChunkEnd, InputFile, LineChunker, Rejected,
+    Syntax, TerseChunk, TerseSplitter,
+};
 
 use crate::budget::{MemoryPlan, CHUNK_BYTES};
 use crate::build::{save_checkpoint, Build};
@@ -29,8 +32,26 @@ use crate::tuples::TupleLog;
 use crate::unreadable;
 
 enum Job {
-    Lines { file: usize, chunk: Chunk },
-    Terse { file: usize },
+    Lines {
+        file: usize,
+        chunk: Chunk,
+    },
+    /// Whole units of a Turtle/TriG file, with the state they start in.
+    Terse {
+        file: usize,
+        chunk: TerseChunk,
+    },
+    /// An RDF/XML file, parsed whole.
+    Whole {
+        file: usize,
+    },
+}
+
+/// Size of the chunks a Turtle/TriG file is cut into. The environment variable
+/// `RDF_BULKLOAD_TERSE_CHUNK_BYTES` overrides it, for tests that need small files cut into
+/// many chunks (the database does not depend on it).
+fn terse_chunk_bytes() -> usize {
+    std::env::var("RDF_BULKLOAD_TERSE_CHUNK_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(CHUNK_BYTES)
 }
 
 fn reject_state(file: usize, r: Rejected) -> RejectState {
@@ -249,10 +270,12 @@ fn file_base_iri(path: &Path) -> String {
     format!("file://{}", abs.display())
 }
 
-fn blank_scope(file: usize, f: &InputFile, terse: bool) -> BlankScope {
+/// `first_seen`: RDF/XML, whose parser invents labels in a sequential parse (Turtle/TriG
+/// chunks give labels named after their place in the file, see rdf_input's terse.rs).
+fn blank_scope(file: usize, f: &InputFile, first_seen: bool) -> BlankScope {
     let name = f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let scope = format!("{file}\0{name}");
-    if terse {
+    if first_seen {
         BlankScope::FirstSeen { scope, seen: Default::default() }
     } else {
         BlankScope::Labels { scope }
@@ -282,7 +305,8 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
         };
         let (file, seq) = match &job {
             Job::Lines { file, chunk } => (*file, chunk.seq),
-            Job::Terse { file } => (*file, 0),
+            Job::Terse { file, chunk } => (*file, chunk.seq),
+            Job::Whole { file } => (*file, 0),
         };
         if sh.skipped(file, seq) {
             continue;
@@ -377,7 +401,10 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                     }
                 }
             }
-            Job::Terse { file } => {
+            Job::Terse { file, chunk } => {
+                completed = parse_terse_chunk(sh, file, &chunk, &mut out, &mut enc, &mut on_reject);
+            }
+            Job::Whole { file } => {
                 let f = &sh.files[file];
                 let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
                     Ok(r) => ReadAhead::spawn(r),
@@ -439,7 +466,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
         out.rejects.append(&mut local_rejects);
         if completed {
             out.statements_done += out.statements - statements_before;
-            if sh.files[file].syntax.is_line_based() {
+            if sh.files[file].syntax != Syntax::RdfXml {
                 out.chunks_done.push((file, seq));
             } else {
                 out.files_done.push(file);
@@ -456,8 +483,102 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
     out
 }
 
-/// Reads line-based files and cuts them into chunks (this thread does the decompression);
-/// Turtle/TriG files are handed to a worker whole. Several producers share the files.
+/// Parses one chunk of a Turtle/TriG file; true when it is done. A chunk that the parser
+/// does not end where the splitter cut it (`ChunkEnd::Dirty`) makes the load stop: in strict
+/// mode with the error a sequential parse from the chunk's start finds (exactly the error
+/// of a sequential load), else, as the chunks after it may already be loaded as parsed on
+/// their own, with an internal error (never a database of statements parsed wrongly).
+fn parse_terse_chunk(
+    sh: &ParseShared<'_>,
+    file: usize,
+    chunk: &TerseChunk,
+    out: &mut WorkerOutput,
+    enc: &mut Encoder<'_>,
+    on_reject: &mut dyn FnMut(Rejected) -> Result<(), Stop>,
+) -> bool {
+    let f = &sh.files[file];
+    let strict = sh.opts.on_error == OnError::Strict;
+    let mut scope = blank_scope(file, f, false);
+    let mut refused = Vec::new();
+    let window = std::cell::RefCell::new(None);
+    let on_reject = std::cell::RefCell::new(on_reject);
+    let res = parse_chunk(
+        f.syntax == Syntax::TriG,
+        chunk,
+        &mut |q| {
+            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
+                return Err(Stop);
+            }
+            if let Err(r) = unreadable::check_quad(&q) {
+                refused.push(r);
+                return if strict { Err(Stop) } else { Ok(()) };
+            }
+            let locate = |suffix: &str| {
+                let mut w = window.borrow_mut();
+                let w = w.get_or_insert_with(|| {
+                    crate::rdf12::ReadWindow::over(&chunk.data, chunk.start.position, chunk.start.offset)
+                });
+                w.locate(suffix)
+            };
+            if let Some(r) = sh.direction_conflict(&q, file, locate) {
+                return (on_reject.borrow_mut())(r);
+            }
+            out.emit(enc.quad(&q, &mut scope, f.syntax == Syntax::TriG)).map_err(|e| {
+                sh.fail(LoadError::from_output_io("spilling", e));
+                Stop
+            })
+        },
+        &mut |r| (on_reject.borrow_mut())(r),
+    );
+    // Refused literals become rejects once their positions in the chunk are found.
+    if !refused.is_empty() {
+        let rejects = unreadable::locate_in(&chunk.data[..], chunk.start.position, refused);
+        if rejects.into_iter().try_for_each(|r| (on_reject.borrow_mut())(r)).is_err() {
+            return false;
+        }
+    }
+    match res {
+        Ok(ChunkEnd::Clean) => true,
+        Err(Stop) => false,
+        Ok(ChunkEnd::Dirty) => {
+            let at = chunk.start.position;
+            let split_error = || {
+                LoadError::Internal(format!(
+                    "{}: the parallel Turtle/TriG split cut a statement at line {}, chunk starting at line {} \
+                     (a statement boundary the scanner and the parser disagree on; please report it)",
+                    sh.display_name(file),
+                    at.line + chunk.data.iter().filter(|&&b| b == b'\n').count() as u64,
+                    at.line
+                ))
+            };
+            if !strict {
+                sh.fail(split_error());
+                return false;
+            }
+            // The error a sequential parse finds from the chunk's start.
+            let reader = rdf_input::open_decompressed(&f.path, f.compression).and_then(|mut r| {
+                io::copy(&mut (&mut r).take(chunk.start.offset), &mut io::sink())?;
+                Ok(r)
+            });
+            let found = match reader {
+                Ok(r) => parse_terse_from(f.syntax, r, &chunk.start, |_| Ok(()), Err),
+                Err(e) => Err(Ok(e)),
+            };
+            match found {
+                Err(Err(r)) => {
+                    let _ = (on_reject.borrow_mut())(r);
+                }
+                Err(Ok(e)) => sh.fail(sh.input_error(file, e)),
+                Ok(_) => sh.fail(split_error()),
+            }
+            false
+        }
+    }
+}
+
+/// Reads line-based files and cuts them into chunks at newlines, Turtle/TriG files into
+/// chunks of whole statements (this thread does the decompression); RDF/XML files are handed
+/// to a worker whole. Several producers share the files.
 fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: &AtomicUsize) {
     loop {
         let file = next_file.fetch_add(1, Ordering::SeqCst);
@@ -465,12 +586,12 @@ fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: 
         if sh.skipped(file, 0) {
             return;
         }
-        if !f.syntax.is_line_based() {
+        if f.syntax == Syntax::RdfXml {
             if sh.resumed.files_done.contains_key(&file) {
                 sh.raw_bytes_read.fetch_add(f.size, Ordering::Relaxed); // parsed by the run resumed
                 continue;
             }
-            if tx.send(Job::Terse { file }).is_err() {
+            if tx.send(Job::Whole { file }).is_err() {
                 return;
             }
             continue;
@@ -479,6 +600,35 @@ fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: 
             Ok(r) => r,
             Err(e) => return sh.fail(sh.input_error(file, e)),
         };
+        if !f.syntax.is_line_based() {
+            // The splitter applies the directives itself (the chunks resumed need no parse
+            // for the state the next ones start in) and gives the file's prefix declarations.
+            let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
+            let mut splitter =
+                match TerseSplitter::new(f.syntax == Syntax::TriG, reader, Some(&base), terse_chunk_bytes()) {
+                    Ok(s) => s,
+                    Err(e) => return sh.fail(sh.input_error(file, e)),
+                };
+            loop {
+                match splitter.next_chunk() {
+                    Ok(Some(chunk)) => {
+                        if sh.skipped(file, chunk.seq) {
+                            return;
+                        }
+                        if sh.chunks_done.contains(&(file, chunk.seq)) {
+                            continue; // parsed by the run resumed
+                        }
+                        if tx.send(Job::Terse { file, chunk }).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => return sh.fail(sh.input_error(file, e)),
+                }
+            }
+            sh.prefixes.lock().expect("prefixes").push((file, splitter.declared().to_vec()));
+            continue;
+        }
         let mut chunker = LineChunker::new(reader, CHUNK_BYTES);
         loop {
             match chunker.next_chunk() {

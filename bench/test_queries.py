@@ -79,14 +79,17 @@ class SummaryTest(unittest.TestCase):
 class VerdictTest(unittest.TestCase):
     def test_stats_verdicts(self):
         self.assertEqual(bq.stats_verdict(0.5, [0.4, 0.6], True, 0.1), "same join orders")
-        self.assertEqual(bq.stats_verdict(0.8, [0.7, 0.9], False, 0.1), "HURTS")
+        self.assertEqual(bq.stats_verdict(0.8, [0.7, 0.85], False, 0.1), "HURTS")
         self.assertEqual(bq.stats_verdict(0.8, [0.7, 1.1], False, 0.1), "within noise")  # not every round
+        self.assertEqual(bq.stats_verdict(0.8, [0.7, 0.95], False, 0.1), "within noise")  # one round within
         self.assertEqual(bq.stats_verdict(0.95, [0.9, 0.99], False, 0.1), "within noise")  # within tolerance
         self.assertEqual(bq.stats_verdict(1.5, [1.2, 1.9], False, 0.1), "helps")
+        self.assertEqual(bq.stats_verdict(1.5, [1.05, 1.9], False, 0.1), "within noise")
 
     def test_speed_verdicts(self):
         self.assertEqual(bq.speed_verdict(1.3, [1.2, 1.4], 0.1), "SLOWER")
         self.assertEqual(bq.speed_verdict(1.3, [0.9, 1.7], 0.1), "within noise")
+        self.assertEqual(bq.speed_verdict(1.14, [1.03, 1.44], 0.1), "within noise")
         self.assertEqual(bq.speed_verdict(0.7, [0.6, 0.8], 0.1), "faster")
 
     def test_report_flags_only_what_differs_beyond_noise(self):

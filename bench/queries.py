@@ -629,7 +629,7 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=5, help="timed runs of every query and parameter set per round")
     ap.add_argument("--warmup", type=int, default=2, help="Fuseki: warm-up passes over all queries per round")
     ap.add_argument("--tdbquery-warmup", type=int, default=3, help="tdbquery: warm-up runs in each JVM")
-    ap.add_argument("--params", type=int, default=4, help="parameter sets per query")
+    ap.add_argument("--params", type=int, default=2, help="parameter sets per query")
     ap.add_argument("--seed", type=int, default=20261125)
     ap.add_argument("--tolerance", type=float, default=0.10,
                     help="a ratio within 1 +- this is not a difference")

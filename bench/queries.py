@@ -648,6 +648,9 @@ def main(argv=None):
                     help="query the union of the named graphs (tdb:unionDefaultGraph); "
                          "default: on for a .nq or .trig dataset")
     args = ap.parse_args(argv)
+    if not os.path.isfile(args.dataset):
+        ap.error("no dataset at %s: pass --dataset with a BSBM dump (the default is the one "
+                 "bench/run.py's bsbm-1m uses)" % args.dataset)
     if args.union_default_graph is None:
         args.union_default_graph = any(".%s" % ext in os.path.basename(args.dataset) for ext in ("nq", "trig"))
 

@@ -161,8 +161,8 @@ bench-data: ## Make the synthetic x10/x50 scale-ups (cached) and the anchors' ve
 	$(BENCH_PYTHON) bench/run.py --dataset bsbm-x10,bsbm-x50 --prepare-only
 
 .PHONY: test-bench
-test-bench: ## Self-test of the benchmark harness (ratios, table, RSS-tree polling; seconds).
-	@eval "$$(bash hack/setup-python.sh)" && $$RDF_BULKLOAD_PYTHON -m pytest -q bench/test_benchlib.py
+test-bench: ## Self-test of the benchmark harnesses (ratios, tables, RSS-tree polling, join-order parsing, query verdicts; seconds).
+	@eval "$$(bash hack/setup-python.sh)" && $$RDF_BULKLOAD_PYTHON -m pytest -q bench/test_benchlib.py bench/test_queries.py
 
 ##@ Source (fetch + watcher)
 

@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
-"""Query speed: the BSBM explore use case on rdf-bulkload's database and on Jena's
-`tdb2.xloader` database of the same data, in one run (`make bench-queries`).
+"""Query speed: the BSBM explore use case on rdf-bulkload's database, on Jena's `tdb2.xloader`
+database of the same data, and on ours with `stats.opt` removed (`make bench-queries`).
 
 The eleven queries of the BSBM 3.1 explore use case (Q1-Q5, Q7-Q12; Q6 was dropped from the
 use case in 3.0) are written here from the specification's text. Their parameters are drawn
-from the data with a fixed seed, so two runs ask the same questions. Each database is served
-by Fuseki in turn, which is how users query it; every query is sent once to warm the caches,
-then `--runs` times. The report gives the median per query and the ratio to xloader's
-database, plus the same queries on our database with `stats.opt` removed, which shows what the
-statistics the loader writes do for Jena's optimizer: they must help, never hurt. The answers
-of both databases are compared (the same rows for SELECT, the same number of triples for
-CONSTRUCT/DESCRIBE): a query that answers differently is an error, not a timing.
+from the data with a fixed seed, so two runs ask the same questions.
+
+Each route (Fuseki over HTTP, `tdb2.tdbquery`) is timed in rounds. A round starts fresh JVMs
+(one JVM's JIT can be luckier than another's, which no number of queries inside it averages
+out), reads every database file once so that all three start from the page cache, and
+interleaves the databases query by query, so that a burst of load from elsewhere hits all
+three. The report gives, per query, the mean over parameter sets of the median time, the ratios
+ours/xloader and without-stats/with, their range over rounds, and the geometric means.
+
+Before timing, one Fuseki per database logs the join order that TDB2 chose for every basic
+graph pattern it ran (`arq:logExec=all`); the report says per query whether the orders are the
+same on the three databases. Where they are the same, statistics cannot have made a
+difference, and the ratio is the measurement's noise. The answers of the databases are compared
+(the same rows for SELECT, the same number of triples for CONSTRUCT/DESCRIBE): a query that
+answers differently is an error, not a timing.
 """
 
 import argparse
@@ -18,6 +26,7 @@ import datetime as dt
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import statistics
@@ -192,28 +201,34 @@ def log(msg):
     print("[bench-queries %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
 
 
+OURS, XLOADER, NOSTATS = "rdf-bulkload", "tdb2.xloader", "rdf-bulkload without stats.opt"
+ORDER = [OURS, XLOADER, NOSTATS]
+
+
 class Fuseki:
     """Fuseki serving one TDB2 database on 127.0.0.1, read-only use."""
 
-    def __init__(self, jar, db, logdir, heap):
+    def __init__(self, jar, db, log_path, heap, extra_args=()):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.log = open(os.path.join(logdir, "fuseki-%s.log" % os.path.basename(db)), "w")
+        self.log_path = log_path
+        self.log = open(log_path, "w")
         self.proc = subprocess.Popen(
-            ["java", "-Xmx" + heap, "-jar", jar, "--tdb2", "--loc", db, "--localhost", "--port", str(self.port), "/ds"],
+            ["java", "-Xmx" + heap, "-jar", jar, *extra_args, "--tdb2", "--loc", db, "--localhost",
+             "--port", str(self.port), "/ds"],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + 120
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError("Fuseki exited; see %s" % self.log.name)
+                raise RuntimeError("Fuseki exited; see %s" % log_path)
             try:
                 urllib.request.urlopen("http://127.0.0.1:%d/$/ping" % self.port, timeout=2).read()
                 return
             except OSError:
                 if time.time() > deadline:
                     self.stop()
-                    raise RuntimeError("Fuseki did not start; see %s" % self.log.name)
+                    raise RuntimeError("Fuseki did not start; see %s" % log_path)
                 time.sleep(0.3)
 
     def query(self, text, accept):
@@ -239,6 +254,40 @@ class Fuseki:
                 os.killpg(self.proc.pid, 9)
                 self.proc.wait()
         self.log.close()
+
+
+def start_servers(args, dbs, logdir, tag, extra_args=()):
+    servers = {}
+    try:
+        for db in ORDER:
+            log_path = os.path.join(logdir, "fuseki-%s-%s.log" % (tag, db.replace(" ", "-")))
+            servers[db] = Fuseki(args.fuseki_jar, dbs[db], log_path, args.fuseki_heap,
+                                 (*union_args(args), *extra_args))
+    except BaseException:
+        stop_servers(servers)
+        raise
+    return servers
+
+
+def union_args(args):
+    """Query the union of the named graphs as the default graph (for a dump of quads)."""
+    return ("--set", "tdb:unionDefaultGraph=true") if args.union_default_graph else ()
+
+
+def stop_servers(servers):
+    for s in servers.values():
+        s.stop()
+
+
+def read_into_page_cache(db):
+    """Reads every file of the database once, so that no database starts a round with its
+    files on disk while another's are cached (a fresh load, a fresh copy and a database last
+    used an hour ago differ there)."""
+    for root, _, files in os.walk(db):
+        for name in files:
+            with open(os.path.join(root, name), "rb") as f:
+                while f.read(1 << 20):
+                    pass
 
 
 def iri(v):
@@ -304,41 +353,240 @@ def accept_for(name):
     return "application/sparql-results+json"
 
 
-def run_suite(fuseki, param_sets, runs):
-    """Seconds per query name (every run of every parameter set) and the answers."""
-    times, answers = {}, {}
-    for name, template in QUERIES.items():  # warm-up: each query once with each parameter set
-        for i, params in enumerate(param_sets):
-            _, body = fuseki.query(instantiate(template, params), accept_for(name))
-            answers[(name, i)] = answer_key(name, body)
-    for _ in range(runs):
+def rotate(items, n):
+    n %= len(items)
+    return items[n:] + items[:n]
+
+
+EXECUTE = re.compile(r"\bexec\s+INFO\s+Execute(.*)$")
+REQUEST = re.compile(r"\bFuseki\s+INFO\s+\[(\d+)\] POST \S*/query\b")
+
+
+def join_orders(log_text):
+    """The join orders in a Fuseki log written with `arq:logExec=all`, one list per query
+    request in the order the requests came: TDB2 logs each basic graph pattern it runs as
+    `Execute` and its triple patterns in the order it chose (after `stats.opt` or the fixed
+    heuristics), one per line, or on the same line after `::` when there is one."""
+    requests, current, block = [], None, None
+    for line in log_text.splitlines():
+        if block is not None:
+            if line[:1].isspace() and line.strip():
+                block.append(" ".join(line.split()))
+                continue
+            current.append(" ; ".join(block))
+            block = None
+        if REQUEST.search(line):
+            current = []
+            requests.append(current)
+            continue
+        m = EXECUTE.search(line)
+        if m and current is not None:
+            rest = m.group(1).strip()
+            if rest.startswith("::"):
+                current.append(" ".join(rest[2:].split()))
+            else:
+                block = []
+    if block is not None:
+        current.append(" ; ".join(block))
+    return requests
+
+
+def collect_plans_and_answers(args, dbs, param_sets, logdir):
+    """Runs every query once on each database through a Fuseki that logs its join orders.
+    Returns {db: {(query, i): [join order, ...]}} and {db: {(query, i): answer key}}."""
+    servers = start_servers(args, dbs, logdir, "plans", ("--set", "arq:logExec=all"))
+    answers = {db: {} for db in ORDER}
+    asked = []
+    try:
         for name, template in QUERIES.items():
-            for params in param_sets:
-                secs, _ = fuseki.query(instantiate(template, params), accept_for(name))
-                times.setdefault(name, []).append(secs)
-    return times, answers
+            for i, params in enumerate(param_sets):
+                asked.append((name, i))
+                for db in ORDER:
+                    _, body = servers[db].query(instantiate(template, params), accept_for(name))
+                    answers[db][(name, i)] = answer_key(name, body)
+    finally:
+        stop_servers(servers)
+    plans = {}
+    for db in ORDER:
+        with open(servers[db].log_path, errors="replace") as f:
+            per_request = join_orders(f.read())
+        if len(per_request) != len(asked):
+            raise RuntimeError("%s: %d query requests in the log, %d sent" % (
+                servers[db].log_path, len(per_request), len(asked)))
+        plans[db] = dict(zip(asked, per_request))
+    return plans, answers
 
 
-def run_tdbquery(jena_home, db, param_sets, runs, tmp):
-    """Seconds per query name through `tdb2.tdbquery --repeat=1,RUNS --time`: one JVM per query
-    and parameter set, one warm-up run, then the timed runs (Jena prints each run's time)."""
-    times = {}
-    for name, template in QUERIES.items():
-        for i, params in enumerate(param_sets):
-            path = os.path.join(tmp, "%s-%d.rq" % (name, i))
-            with open(path, "w") as f:
-                f.write(instantiate(template, params))
-            r = subprocess.run([os.path.join(jena_home, "bin", "tdb2.tdbquery"), "--loc", db, "--repeat=1,%d" % runs,
-                                "--time", "--results=CSV", "--query", path],
-                               capture_output=True, text=True, env=dict(os.environ, JENA_HOME=jena_home))
-            if r.returncode != 0:
-                raise RuntimeError("tdbquery %s failed: %s" % (name, r.stderr[-2000:]))
-            secs = [float(line.split()[1]) for line in (r.stdout + r.stderr).splitlines()
-                    if line.startswith("Time: ")]
-            if len(secs) < runs:
-                raise RuntimeError("tdbquery %s printed %d times, expected %d" % (name, len(secs), runs))
-            times.setdefault(name, []).extend(secs[-runs:])
-    return times
+def time_fuseki(args, dbs, param_sets, logdir):
+    """{(round, query, i, db): [seconds, ...]}: per round fresh servers, `warmup` passes over
+    every query, then `runs` passes with the databases interleaved query by query."""
+    samples = {}
+    for r in range(args.rounds):
+        for db in ORDER:
+            read_into_page_cache(dbs[db])
+        log("Fuseki round %d/%d" % (r + 1, args.rounds))
+        servers = start_servers(args, dbs, logdir, "round%d" % (r + 1))
+        try:
+            for _ in range(args.warmup):
+                for name, template in QUERIES.items():
+                    for params in param_sets:
+                        for db in ORDER:
+                            servers[db].query(instantiate(template, params), accept_for(name))
+            for k in range(args.runs):
+                for name, template in QUERIES.items():
+                    for i, params in enumerate(param_sets):
+                        for db in rotate(ORDER, r + k + i):
+                            secs, _ = servers[db].query(instantiate(template, params), accept_for(name))
+                            samples.setdefault((r, name, i, db), []).append(secs)
+        finally:
+            stop_servers(servers)
+    return samples
+
+
+def time_tdbquery(args, dbs, param_sets, tmp):
+    """{(round, query, i, db): [seconds, ...]}: one `tdb2.tdbquery --repeat=W,N --time` JVM
+    per query, parameter set and database (Jena prints each run's time; the warm-up runs are
+    dropped), the databases interleaved."""
+    samples = {}
+    env = dict(os.environ, JENA_HOME=args.jena_home)
+    for r in range(args.rounds):
+        for db in ORDER:
+            read_into_page_cache(dbs[db])
+        log("tdbquery round %d/%d" % (r + 1, args.rounds))
+        for name, template in QUERIES.items():
+            for i, params in enumerate(param_sets):
+                path = os.path.join(tmp, "%s-%d.rq" % (name, i))
+                with open(path, "w") as f:
+                    f.write(instantiate(template, params))
+                for db in rotate(ORDER, r + i):
+                    cmd = [os.path.join(args.jena_home, "bin", "tdb2.tdbquery"), "--loc", dbs[db],
+                           "--repeat=%d,%d" % (args.tdbquery_warmup, args.runs), "--time", "--results=CSV",
+                           *union_args(args), "--query", path]
+                    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                    if p.returncode != 0:
+                        raise RuntimeError("tdbquery %s on %s failed: %s" % (name, db, p.stderr[-2000:]))
+                    secs = [float(line.split()[1]) for line in (p.stdout + p.stderr).splitlines()
+                            if line.startswith("Time: ")]
+                    if len(secs) < args.runs:
+                        raise RuntimeError("tdbquery %s printed %d times, expected %d" % (name, len(secs), args.runs))
+                    samples[(r, name, i, db)] = secs[-args.runs:]
+    return samples
+
+
+RATIOS = {"ours / xloader": (OURS, XLOADER), "without / with stats.opt": (NOSTATS, OURS)}
+
+
+def summarise(samples, names=None):
+    """Per query and database, the mean over parameter sets of each set's median time (ms),
+    over all rounds and per round; the ratios of RATIOS per query, overall and per round;
+    and their geometric means over the queries."""
+    names = names or list(QUERIES)
+    rounds = sorted({k[0] for k in samples})
+    params = sorted({k[2] for k in samples})
+
+    def ms(name, db, only_round=None):
+        medians = []
+        for i in params:
+            xs = [x for r in rounds if only_round in (None, r) for x in samples.get((r, name, i, db), [])]
+            medians.append(statistics.median(xs) * 1000.0)
+        return sum(medians) / len(medians)
+
+    out = {"ms": {}, "ratios": {}, "round_ratios": {}, "geomean": {}, "round_geomeans": {}}
+    for name in names:
+        out["ms"][name] = {db: ms(name, db) for db in ORDER}
+        per_round = {r: {db: ms(name, db, r) for db in ORDER} for r in rounds}
+        out["ratios"][name] = {k: out["ms"][name][a] / out["ms"][name][b] for k, (a, b) in RATIOS.items()}
+        out["round_ratios"][name] = {k: [per_round[r][a] / per_round[r][b] for r in rounds]
+                                     for k, (a, b) in RATIOS.items()}
+    for k in RATIOS:
+        out["geomean"][k] = statistics.geometric_mean([out["ratios"][n][k] for n in names])
+        out["round_geomeans"][k] = [statistics.geometric_mean([out["round_ratios"][n][k][j] for n in names])
+                                    for j in range(len(rounds))]
+    return out
+
+
+def same_orders(plans, name, a, b):
+    keys = [k for k in plans[a] if k[0] == name]
+    return all(plans[a][k] == plans[b][k] for k in keys)
+
+
+def stats_verdict(ratio, round_ratios, same_plan, tolerance):
+    """What `stats.opt` did to one query, from without/with (above 1: faster with it).
+    A difference counts only beyond the tolerance overall and in every round (a query of a
+    few milliseconds varies by more than 2x between runs on a loaded machine); where the join
+    orders are the same with and without the file, it cannot have done anything."""
+    if same_plan:
+        return "same join orders"
+    if max(ratio, *round_ratios) < 1 - tolerance:
+        return "HURTS"
+    if min(ratio, *round_ratios) > 1 + tolerance:
+        return "helps"
+    return "within noise"
+
+
+def speed_verdict(ratio, round_ratios, tolerance):
+    """Ours against xloader's, from ours/xloader (above 1: ours slower), by the same rule."""
+    if min(ratio, *round_ratios) > 1 + tolerance:
+        return "SLOWER"
+    if max(ratio, *round_ratios) < 1 - tolerance:
+        return "faster"
+    return "within noise"
+
+
+def fmt_ratio(x, xs):
+    return "%.2f (%.2f–%.2f)" % (x, min(xs), max(xs))
+
+
+def render_route(summary, plans, tolerance):
+    out = ["| query | rdf-bulkload ms | tdb2.xloader ms | without stats.opt ms | ours / xloader (rounds) | "
+           "vs xloader | without / with (rounds) | join orders | stats.opt |",
+           "|---|---:|---:|---:|---:|---|---:|---|---|"]
+    flags = {"SLOWER": [], "HURTS": []}
+    for name, ms in summary["ms"].items():
+        r, rr = summary["ratios"][name], summary["round_ratios"][name]
+        same_stats = same_orders(plans, name, OURS, NOSTATS)
+        same_xl = same_orders(plans, name, OURS, XLOADER)
+        orders = ("same on all three" if same_stats and same_xl else
+                  "differ: %s" % ", ".join(w for w, same in (("with/without stats", same_stats),
+                                                            ("ours/xloader", same_xl)) if not same))
+        sv = speed_verdict(r["ours / xloader"], rr["ours / xloader"], tolerance)
+        st = stats_verdict(r["without / with stats.opt"], rr["without / with stats.opt"], same_stats, tolerance)
+        for v in (sv, st):
+            if v in flags:
+                flags[v].append(name)
+        out.append("| %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s |" % (
+            name, ms[OURS], ms[XLOADER], ms[NOSTATS],
+            fmt_ratio(r["ours / xloader"], rr["ours / xloader"]), sv,
+            fmt_ratio(r["without / with stats.opt"], rr["without / with stats.opt"]), orders, st))
+    g, rg = summary["geomean"], summary["round_geomeans"]
+    out += ["", "Geometric mean over the queries: ours / xloader **%s** (below 1: ours faster); "
+            "without / with stats.opt **%s** (above 1: the statistics help)." % (
+                fmt_ratio(g["ours / xloader"], rg["ours / xloader"]),
+                fmt_ratio(g["without / with stats.opt"], rg["without / with stats.opt"])),
+            "", "Ours slower than xloader's beyond the noise on: %s. stats.opt hurts on: %s." % (
+                ", ".join(flags["SLOWER"]) or "no query", ", ".join(flags["HURTS"]) or "no query")]
+    return out, flags
+
+
+def render(meta, by_route, plans):
+    out = ["# BSBM explore queries: %s" % meta["dataset_name"], ""]
+    out += ["- %s; %d parameter sets per query (seed %d); %d rounds, each with fresh JVMs, the "
+            "databases' files read into the page cache and the databases interleaved; per round %d "
+            "warm-up passes, then %d timed runs (tdbquery: %d warm-up runs in each JVM). Times: mean "
+            "over the parameter sets of the median, ms. Ratios: over all rounds, then (min–max over "
+            "rounds). A verdict needs a ratio beyond 1 ± %d%% overall and in every round. Jena %s." % (
+                meta["dataset"], meta["params"], meta["seed"], meta["rounds"], meta["warmup"], meta["runs"],
+                meta["tdbquery_warmup"], round(meta["tolerance"] * 100), JENA_VERSION),
+            "- machine: %s, load average at start %s, %s" % (meta["machine"], meta["load"], meta["date"])]
+    if meta["union_default_graph"]:
+        out += ["- the queries ask the union of the named graphs (`tdb:unionDefaultGraph=true`): TDB2 runs "
+                "their patterns over the quad indexes, with the same reordering and the same `stats.opt`"]
+    all_flags = {}
+    for route, summary in by_route.items():
+        lines, flags = render_route(summary, plans, meta["tolerance"])
+        out += ["", "## Through %s" % route, ""] + lines
+        all_flags[route] = flags
+    return "\n".join(out) + "\n", all_flags
 
 
 def ensure_db(kind, args, dataset, work):
@@ -373,47 +621,18 @@ def ensure_db(kind, args, dataset, work):
     return db
 
 
-def median_ms(xs):
-    return statistics.median(xs) * 1000.0
-
-
-def render(meta, by_route, order):
-    out = ["# BSBM explore queries: %s" % meta["dataset_name"], ""]
-    out += ["- %s; %d parameter sets per query (seed %d), %d timed runs each after one warm-up; "
-            "median milliseconds per query, Jena %s" % (
-                meta["dataset"], meta["params"], meta["seed"], meta["runs"], JENA_VERSION),
-            "- machine: %s, %s" % (meta["machine"], meta["date"])]
-    for route, results in by_route.items():
-        out += ["", "## Through %s" % route, ""] + render_table(results, order)
-    return "\n".join(out) + "\n"
-
-
-def render_table(results, order):
-    base = results["tdb2.xloader"]
-    out = []
-    out += ["| query | " + " | ".join(order) + " | rdf-bulkload / xloader | without stats.opt / with |",
-            "|---|" + "---:|" * len(order) + "---:|---:|"]
-    ratios, stats_ratios = [], []
-    for name in QUERIES:
-        cells = ["%.1f" % median_ms(results[db][name]) for db in order]
-        r = median_ms(results["rdf-bulkload"][name]) / median_ms(base[name])
-        s = median_ms(results["rdf-bulkload without stats.opt"][name]) / median_ms(results["rdf-bulkload"][name])
-        ratios.append(r)
-        stats_ratios.append(s)
-        out.append("| %s | %s | %.2f | %.2f |" % (name, " | ".join(cells), r, s))
-    gm = statistics.geometric_mean
-    out += ["", "Geometric mean of the ratios: rdf-bulkload / xloader **%.2f** (below 1: faster); "
-            "without stats.opt / with **%.2f** (above 1: the statistics help)." % (gm(ratios), gm(stats_ratios))]
-    return out
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", default=os.path.join(SHARED, "datasets", "bsbm-1m.nt.gz"),
                     help="a BSBM dump (N-Triples, any compression the loaders read)")
-    ap.add_argument("--runs", type=int, default=5, help="timed runs of every query and parameter set")
-    ap.add_argument("--params", type=int, default=4, help="parameter sets per query")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds, each with fresh JVMs")
+    ap.add_argument("--runs", type=int, default=5, help="timed runs of every query and parameter set per round")
+    ap.add_argument("--warmup", type=int, default=2, help="Fuseki: warm-up passes over all queries per round")
+    ap.add_argument("--tdbquery-warmup", type=int, default=3, help="tdbquery: warm-up runs in each JVM")
+    ap.add_argument("--params", type=int, default=2, help="parameter sets per query")
     ap.add_argument("--seed", type=int, default=20261125)
+    ap.add_argument("--tolerance", type=float, default=0.10,
+                    help="a ratio within 1 +- this is not a difference")
     ap.add_argument("--workdir", default=os.path.join(CACHE, "bench-queries"))
     ap.add_argument("--results", default=os.path.join(REPO, "bench", "results"))
     ap.add_argument("--rdf-bulkload-bin", default=os.environ.get("RDF_BULKLOAD") or os.path.join(
@@ -425,59 +644,71 @@ def main(argv=None):
     ap.add_argument("--jvm-args", default="-Xmx2G", help="JVM_ARGS for xloader")
     ap.add_argument("--fuseki-heap", default="2G")
     ap.add_argument("--routes", default="fuseki,tdbquery", help="fuseki, tdbquery or both")
+    ap.add_argument("--union-default-graph", action=argparse.BooleanOptionalAction, default=None,
+                    help="query the union of the named graphs (tdb:unionDefaultGraph); "
+                         "default: on for a .nq or .trig dataset")
     args = ap.parse_args(argv)
+    if not os.path.isfile(args.dataset):
+        ap.error("no dataset at %s: pass --dataset with a BSBM dump (the default is the one "
+                 "bench/run.py's bsbm-1m uses)" % args.dataset)
+    if args.union_default_graph is None:
+        args.union_default_graph = any(".%s" % ext in os.path.basename(args.dataset) for ext in ("nq", "trig"))
 
     name = os.path.basename(args.dataset).split(".")[0]
     work = os.path.join(args.workdir, name)
     os.makedirs(work, exist_ok=True)
     os.makedirs(args.results, exist_ok=True)
-    dbs = {"rdf-bulkload": ensure_db("rdf-bulkload", args, args.dataset, work),
-           "tdb2.xloader": ensure_db("tdb2.xloader", args, args.dataset, work)}
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    logdir = os.path.join(args.results, "queries-%s-%s-logs" % (name, stamp))
+    os.makedirs(logdir)
+    dbs = {OURS: ensure_db("rdf-bulkload", args, args.dataset, work),
+           XLOADER: ensure_db("tdb2.xloader", args, args.dataset, work)}
     # Our database without its statistics (a fresh copy each run: Fuseki may write to it).
     nostats = os.path.join(work, "rdf-bulkload-nostats")
     shutil.rmtree(nostats, ignore_errors=True)
-    shutil.copytree(dbs["rdf-bulkload"], nostats)
+    shutil.copytree(dbs[OURS], nostats)
     for data in os.listdir(nostats):
         if data.startswith("Data-"):
             os.remove(os.path.join(nostats, data, "stats.opt"))
-    dbs["rdf-bulkload without stats.opt"] = nostats
-    order = ["rdf-bulkload", "tdb2.xloader", "rdf-bulkload without stats.opt"]
+    dbs[NOSTATS] = nostats
 
-    fuseki = Fuseki(args.fuseki_jar, dbs["tdb2.xloader"], work, args.fuseki_heap)
+    drawer = Fuseki(args.fuseki_jar, dbs[XLOADER], os.path.join(logdir, "fuseki-parameters.log"), args.fuseki_heap,
+                    union_args(args))
     try:  # parameters from the reference database, so that ours cannot choose its own questions
-        param_sets = draw_parameters(fuseki, args.seed, args.params)
+        param_sets = draw_parameters(drawer, args.seed, args.params)
     finally:
-        fuseki.stop()
-    routes = args.routes.split(",")
-    by_route, answers = {}, {}
-    if "fuseki" in routes:
-        results = by_route["Fuseki (SPARQL over HTTP)"] = {}
-        for db in order:
-            log("querying %s through Fuseki" % db)
-            fuseki = Fuseki(args.fuseki_jar, dbs[db], work, args.fuseki_heap)
-            try:
-                results[db], answers[db] = run_suite(fuseki, param_sets, args.runs)
-            finally:
-                fuseki.stop()
-        wrong = sorted({q for (q, i), a in answers["tdb2.xloader"].items()
-                        for db in order if answers[db][(q, i)] != a})
-        if wrong:
-            log("different answers from the databases to %s" % ", ".join(wrong))
-            return 1
-    if "tdbquery" in routes:
-        results = by_route["tdb2.tdbquery"] = {}
-        for db in order:
-            log("querying %s through tdb2.tdbquery" % db)
-            results[db] = run_tdbquery(args.jena_home, dbs[db], param_sets, args.runs, work)
+        drawer.stop()
+    log("join orders and answers")
+    plans, answers = collect_plans_and_answers(args, dbs, param_sets, logdir)
+    wrong = sorted({q for (q, i), a in answers[XLOADER].items() for db in ORDER if answers[db][(q, i)] != a})
+    if wrong:
+        log("different answers from the databases to %s" % ", ".join(wrong))
+        return 1
     meta = {"dataset": args.dataset, "dataset_name": name, "params": args.params, "seed": args.seed,
-            "runs": args.runs, "machine": "%d cores" % os.cpu_count(),
+            "rounds": args.rounds, "runs": args.runs, "warmup": args.warmup,
+            "tdbquery_warmup": args.tdbquery_warmup, "tolerance": args.tolerance,
+            "machine": "%d cores" % os.cpu_count(), "load": "%.2f" % os.getloadavg()[0],
+            "union_default_graph": args.union_default_graph,
             "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
-    text = render(meta, by_route, order)
-    path = os.path.join(args.results, "queries-%s-%s.md" % (name, time.strftime("%Y%m%d-%H%M%S")))
-    with open(path, "w") as f:
+    routes = args.routes.split(",")
+    samples = {}
+    if "fuseki" in routes:
+        samples["Fuseki (SPARQL over HTTP)"] = time_fuseki(args, dbs, param_sets, logdir)
+    if "tdbquery" in routes:
+        samples["tdb2.tdbquery"] = time_tdbquery(args, dbs, param_sets, logdir)
+    by_route = {route: summarise(s) for route, s in samples.items()}
+    text, flags = render(meta, by_route, plans)
+    path = os.path.join(args.results, "queries-%s-%s" % (name, stamp))
+    with open(path + ".md", "w") as f:
         f.write(text)
+    with open(path + ".json", "w") as f:
+        json.dump({"meta": meta, "parameters": param_sets, "flags": flags,
+                   "join_orders": {db: {"%s-%d" % k: v for k, v in p.items()} for db, p in plans.items()},
+                   "summary": by_route,
+                   "samples_s": {route: {"%d|%s|%d|%s" % k: v for k, v in s.items()} for route, s in samples.items()}},
+                  f, indent=1)
     print(text)
-    log("report: %s" % path)
+    log("report: %s.md (and .json; logs in %s)" % (path, logdir))
     return 0
 
 

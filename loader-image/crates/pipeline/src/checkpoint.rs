@@ -221,7 +221,8 @@ pub struct NodesState {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct IndexState {
     pub records: u64,
-    /// POS only: predicate and class counts by NodeId, for stats.opt.
+    /// POS (the default graph) and POSG (the named graphs' union) only: predicate and class
+    /// counts by NodeId, for stats.opt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stats: Option<IdStatsState>,
 }

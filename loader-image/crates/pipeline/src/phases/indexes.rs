@@ -76,7 +76,11 @@ pub(crate) fn run(b: &mut Build<'_>, parse: &ParseState, nodes: NodeTable) -> Re
     let cp = cp.into_inner().expect("checkpoint");
     let count = |name: &str| cp.indexes.get(name).map_or(0, |s| s.records);
     let (triples, quads) = (count(TRIPLE_INDEXES[0].0), count(QUAD_INDEXES[0].0));
-    let id_stats = IdStats::from_state(cp.indexes.get("POS").and_then(|s| s.stats.clone()).unwrap_or_default());
+    // The default graph's counts (POS) plus the named graphs' (POSG): stats.opt weighs the
+    // patterns inside GRAPH as well, and a predicate it does not list weighs 0 (`other`).
+    let stats_of =
+        |name: &str| IdStats::from_state(cp.indexes.get(name).and_then(|s| s.stats.clone()).unwrap_or_default());
+    let id_stats = stats_of("POS").plus(stats_of("POSG"));
     Ok(Indexes { triples, quads, id_stats })
 }
 
@@ -93,11 +97,15 @@ struct IndexSources<'a> {
     progress: &'a Progress,
 }
 
-/// Predicate and class counts by NodeId, gathered from the POS stream.
+/// Predicate and class counts by NodeId, gathered from the POS stream (the default graph) and
+/// the POSG stream (the named graphs, as their union: a triple in several graphs counts once,
+/// as `tdb2.tdbstats --graph urn:x-arq:UnionGraph` counts).
 #[derive(Default)]
 pub(crate) struct IdStats {
     /// rdf:type's NodeId, when the data uses it.
     pub(crate) rdf_type: Option<u64>,
+    /// The (P, O, S) of the last POSG record seen, to count each triple of the union once.
+    last_pos: Option<[u64; 3]>,
     pub(crate) count: u64,
     pub(crate) predicates: Vec<(u64, u64)>,
     /// (class, count) of `?x rdf:type class`.
@@ -137,8 +145,13 @@ fn build_indexes(
             });
         let quad_jobs = QUAD_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
             let logs = if have_quads { src.quads } else { &[] };
-            let records = build_index(src, name, cols, logs, TreeParams::QUAD, |_| {})?;
-            finish(name, IndexState { records, stats: None })
+            let mut stats = (*name == "POSG").then(|| IdStats { rdf_type, ..Default::default() });
+            let records = build_index(src, name, cols, logs, TreeParams::QUAD, |t| {
+                if let Some(st) = stats.as_mut() {
+                    st.observe_posg(t);
+                }
+            })?;
+            finish(name, IndexState { records, stats: stats.map(IdStats::into_state) })
         });
         triple_jobs.chain(quad_jobs).collect::<io::Result<()>>()
     })
@@ -208,7 +221,34 @@ impl IdStats {
     }
 
     fn from_state(st: IdStatsState) -> IdStats {
-        IdStats { rdf_type: None, count: st.count, predicates: st.predicates, classes: st.classes }
+        IdStats { rdf_type: None, last_pos: None, count: st.count, predicates: st.predicates, classes: st.classes }
+    }
+
+    /// Both sets of counts, added up per predicate and per class.
+    fn plus(self, other: IdStats) -> IdStats {
+        fn add(a: Vec<(u64, u64)>, b: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+            let mut sum = BTreeMap::new();
+            for (k, n) in a.into_iter().chain(b) {
+                *sum.entry(k).or_insert(0) += n;
+            }
+            sum.into_iter().collect()
+        }
+        IdStats {
+            rdf_type: self.rdf_type.or(other.rdf_type),
+            last_pos: None,
+            count: self.count + other.count,
+            predicates: add(self.predicates, other.predicates),
+            classes: add(self.classes, other.classes),
+        }
+    }
+
+    /// Counts one POSG record unless its triple was the previous record's (in another graph).
+    fn observe_posg(&mut self, t: &[u64; 4]) {
+        let pos = [t[0], t[1], t[2]];
+        if self.last_pos != Some(pos) {
+            self.last_pos = Some(pos);
+            self.observe_pos(&pos);
+        }
     }
 
     /// Counts one POS record: triples, per predicate, and per class for rdf:type.
@@ -224,5 +264,29 @@ impl IdStats {
                 _ => self.classes.push((t[1], 1)),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_graphs_count_each_triple_of_their_union_once_and_add_to_the_default_graph() {
+        const TYPE: u64 = 7;
+        let mut default = IdStats { rdf_type: Some(TYPE), ..Default::default() };
+        for t in [[5, 1, 10], [TYPE, 2, 10]] {
+            default.observe_pos(&t);
+        }
+        let mut named = IdStats { rdf_type: Some(TYPE), ..Default::default() };
+        // POSG order: (P, O, S, G); the first triple is in graphs 100 and 101.
+        for t in [[5, 1, 10, 100], [5, 1, 10, 101], [5, 1, 11, 100], [6, 3, 10, 100], [TYPE, 2, 11, 101]] {
+            named.observe_posg(&t);
+        }
+        assert_eq!((named.count, &named.predicates), (4, &vec![(5, 2), (6, 1), (TYPE, 1)]));
+        let sum = default.plus(named);
+        assert_eq!(sum.count, 6);
+        assert_eq!(sum.predicates, vec![(5, 3), (6, 1), (TYPE, 2)]);
+        assert_eq!(sum.classes, vec![(2, 2)]);
     }
 }

@@ -44,12 +44,13 @@ use crate::progress::Progress;
 // ---- The model's constants -------------------------------------------------------------
 
 /// Windows taken across each sampled input where its format allows (rdf_input::sample),
-/// and the decompressed bytes of each: 32 x 512 KiB parse as fast as the one 16 MiB head
+/// and the decompressed bytes of each: 128 x 128 KiB parse as fast as the one 16 MiB head
 /// they replace, and spread over the file they see its middle and end. Fewer, larger
 /// windows miss short stretches that hold many statements: 8 x 2 MiB put 0 windows in
-/// BSBM's products, 8% of its bzip2 bytes and 46% of its statements (-48% on bsbm-1m.nt.bz2).
-pub const SAMPLE_WINDOWS: usize = 32;
-pub const WINDOW_BYTES: usize = 512 << 10;
+/// BSBM's products, 8% of its bzip2 bytes and 46% of its statements (-48% on bsbm-1m.nt.bz2);
+/// 32 x 512 KiB gave -16% on bsbm-x10.nt.bz2 (ten such stretches), 128 x 128 KiB -1.3%.
+pub const SAMPLE_WINDOWS: usize = 128;
+pub const WINDOW_BYTES: usize = 128 << 10;
 /// Decompressed bytes parsed from the start of an input that can only be read from there.
 pub const SAMPLE_BYTES: usize = 16 << 20;
 /// At most this many inputs are sampled (evenly spread over the list); the others are

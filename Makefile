@@ -107,7 +107,7 @@ fuzz-build: ## Build the loader's fuzz targets (cargo-fuzz from crates.io into $
 	bash hack/fuzz.sh build
 
 .PHONY: test-fuzz
-test-fuzz: fuzz-build ## Fuzz targets: a fixed, seeded number of inputs each, from the committed seeds (~3 min).
+test-fuzz: fuzz-build ## Fuzz targets: a fixed, seeded number of inputs each, from the committed seeds (~2.5 min).
 	bash hack/fuzz.sh check $(FUZZ_TARGETS)
 
 .PHONY: fuzz

@@ -609,42 +609,47 @@ fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: 
                     Ok(s) => s,
                     Err(e) => return sh.fail(sh.input_error(file, e)),
                 };
-            loop {
-                match splitter.next_chunk() {
-                    Ok(Some(chunk)) => {
-                        if sh.skipped(file, chunk.seq) {
-                            return;
-                        }
-                        if sh.chunks_done.contains(&(file, chunk.seq)) {
-                            continue; // parsed by the run resumed
-                        }
-                        if tx.send(Job::Terse { file, chunk }).is_err() {
-                            return;
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(e) => return sh.fail(sh.input_error(file, e)),
-                }
+            if !send_chunks(sh, &tx, file, || splitter.next_chunk(), |c| c.seq, |chunk| Job::Terse { file, chunk }) {
+                return;
             }
             sh.prefixes.lock().expect("prefixes").push((file, splitter.declared().to_vec()));
             continue;
         }
         let mut chunker = LineChunker::new(reader, CHUNK_BYTES);
-        loop {
-            match chunker.next_chunk() {
-                Ok(Some(chunk)) => {
-                    if sh.skipped(file, chunk.seq) {
-                        return;
-                    }
-                    if sh.chunks_done.contains(&(file, chunk.seq)) {
-                        continue; // parsed by the run resumed
-                    }
-                    if tx.send(Job::Lines { file, chunk }).is_err() {
-                        return;
-                    }
+        if !send_chunks(sh, &tx, file, || chunker.next_chunk(), |c| c.seq, |chunk| Job::Lines { file, chunk }) {
+            return;
+        }
+    }
+}
+
+/// Hands one file's chunks to the workers, leaving out those the run resumed had parsed.
+/// False when the producer is to stop: the load failed, or skip mode's limit cut it short.
+fn send_chunks<C>(
+    sh: &ParseShared<'_>,
+    tx: &crossbeam_channel::Sender<Job>,
+    file: usize,
+    mut next: impl FnMut() -> io::Result<Option<C>>,
+    seq: impl Fn(&C) -> u64,
+    job: impl Fn(C) -> Job,
+) -> bool {
+    loop {
+        match next() {
+            Ok(Some(chunk)) => {
+                let s = seq(&chunk);
+                if sh.skipped(file, s) {
+                    return false;
                 }
-                Ok(None) => break,
-                Err(e) => return sh.fail(sh.input_error(file, e)),
+                if sh.chunks_done.contains(&(file, s)) {
+                    continue; // parsed by the run resumed
+                }
+                if tx.send(job(chunk)).is_err() {
+                    return false;
+                }
+            }
+            Ok(None) => return true,
+            Err(e) => {
+                sh.fail(sh.input_error(file, e));
+                return false;
             }
         }
     }

@@ -186,7 +186,8 @@ pub fn detect(path: &Path) -> io::Result<InputFile> {
     Ok(InputFile { path: path.to_path_buf(), syntax, compression, size })
 }
 
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+/// Reads until `buf` is full or the input ends; the bytes read.
+pub(crate) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {

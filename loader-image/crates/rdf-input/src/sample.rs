@@ -23,7 +23,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::detect::{decompress, Compression, InputFile};
+use crate::detect::{decompress, read_up_to, Compression, InputFile};
 use crate::parallel_bzip2::{decode_block, find_magics};
 
 /// Decompressed text of one window, cut to whole lines (for line-based syntaxes).
@@ -209,17 +209,9 @@ fn plain_window(f: &InputFile, at: u64, window_bytes: usize) -> io::Result<Optio
     Ok(Some(window(at, &buf, n as u64, false, at_end)))
 }
 
-fn read_at_full(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read_at(&mut buf[n..], at + n as u64) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
+fn read_at_full(mut file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    file.seek(SeekFrom::Start(at))?;
+    read_up_to(&mut file, buf)
 }
 
 /// Compressed bytes searched after a window's offset for a gzip member or zstd frame at

@@ -2,10 +2,10 @@
 //! how big the build will be, and whether memory and disk can hold it — before any hour
 //! is spent.
 //!
-//! The estimate parses windows of each input (rdf_input::sample): 32 of 512 KiB spread
+//! The estimate parses windows of each input (rdf_input::sample): 128 of 128 KiB spread
 //! evenly over the compressed bytes where the format lets a reader start mid-file (bzip2
-//! blocks, gzip members, zstd frames, lines of uncompressed N-Triples/N-Quads), else the
-//! first 16 MiB. Spread windows each stand for an equal share of the compressed bytes: the
+//! blocks, gzip members, zstd frames, lines of uncompressed files; Turtle windows from their
+//! first statement boundary, with the head's prefixes), else the first 16 MiB. Spread windows each stand for an equal share of the compressed bytes: the
 //! estimate is the mean of their statements per compressed byte times the file's size. A head
 //! alone is scaled by the uncompressed size where the format records it (gzip ISIZE when
 //! unambiguous, zstd's frame content size), else by the compressed bytes it cost. On bsbm-1m
@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rdf_input::oxrdf::{GraphName, NamedOrBlankNode, Quad, Term as RdfTerm};
-use rdf_input::sample::{sample_windows, Reach};
+use rdf_input::sample::{sample_windows, turtle_statements, Reach};
 use rdf_input::{parse_line_chunk, parse_terse, InputFile, Syntax};
 use serde::Serialize;
 use tdb2::term::{encode_term, format_lang_tag, Term, XSD_STRING};
@@ -223,9 +223,13 @@ fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError>
     let taken = sample_windows(f, SAMPLE_WINDOWS, WINDOW_BYTES, SAMPLE_BYTES).map_err(corrupt)?;
     let mut terms = TermCounter::new();
     let mut quads = false;
-    // Statements per window (the first is the head).
+    // Statements per window (the first is the head), and the compressed bytes each stands for.
     let mut counts = Vec::with_capacity(taken.windows.len());
-    for w in &taken.windows {
+    let mut costs = Vec::with_capacity(taken.windows.len());
+    let base_iri = base.map(str::to_string).unwrap_or_else(|| format!("file://{}", f.path.display()));
+    // The head's prefix declarations, for the Turtle windows after it.
+    let mut declared = String::new();
+    for (k, w) in taken.windows.iter().enumerate() {
         let mut statements = 0u64;
         let mut on_quad = |q: Quad| -> Result<(), ()> {
             statements += 1;
@@ -233,18 +237,28 @@ fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError>
             terms.quad(&q);
             Ok(())
         };
+        let mut cost = w.compressed_bytes;
         // Bad statements in the sample do not count; the load decides what they mean.
         if f.syntax.is_line_based() {
             let _ = parse_line_chunk(f.syntax, &w.text, 1, &mut on_quad, |_| Ok(()));
+        } else if k == 0 {
+            if let Ok(prefixes) = parse_terse(f.syntax, &w.text[..], Some(&base_iri), &mut on_quad, |_| Ok(())) {
+                for (p, ns) in prefixes {
+                    declared.push_str(&format!("@prefix {p}: <{ns}> .\n"));
+                }
+            }
         } else {
-            let base_iri = base.map(str::to_string).unwrap_or_else(|| format!("file://{}", f.path.display()));
-            let _ = parse_terse(f.syntax, &w.text[..], Some(&base_iri), &mut on_quad, |_| Ok(()));
+            let span = turtle_statements(&w.text);
+            cost *= span.len() as f64 / w.text.len().max(1) as f64;
+            let text = [declared.as_bytes(), &w.text[span]].concat();
+            let _ = parse_terse(f.syntax, &text[..], Some(&base_iri), &mut on_quad, |_| Ok(()));
         }
         counts.push(statements);
+        costs.push(cost);
     }
     let sampled: u64 = counts.iter().sum();
     let text_bytes: u64 = taken.windows.iter().map(|w| w.text.len() as u64).sum();
-    let cost: f64 = taken.windows.iter().map(|w| w.compressed_bytes).sum();
+    let cost: f64 = costs.iter().sum();
     let per_compressed_byte = |n: u64, cost: f64| {
         if cost <= 0.0 {
             n as f64
@@ -261,10 +275,10 @@ fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError>
             let (weights, rates) = taken
                 .windows
                 .iter()
-                .zip(&counts)
-                .filter(|(w, _)| w.compressed_bytes > 0.0)
-                .fold((0.0, 0.0), |(ws, rs), (w, &n)| {
-                    (ws + w.weight as f64, rs + w.weight as f64 * n as f64 / w.compressed_bytes)
+                .zip(counts.iter().zip(&costs))
+                .filter(|(_, (_, &c))| c > 0.0)
+                .fold((0.0, 0.0), |(ws, rs), (w, (&n, &c))| {
+                    (ws + w.weight as f64, rs + w.weight as f64 * n as f64 / c)
                 });
             ("spread windows", rates / f64::max(weights, 1.0) * f.size as f64)
         }
@@ -275,7 +289,6 @@ fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError>
     };
     // Terms scale as statements do (linearly: an overestimate, see the module docs).
     let scale = |n: u64| if sampled == 0 { n } else { (n as f64 * statements / sampled as f64).ceil() as u64 };
-    let head = &taken.windows[0];
     Ok(InputEstimate {
         path: f.path.display().to_string(),
         syntax: f.syntax.name(),
@@ -289,7 +302,7 @@ fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError>
         head_statements: if taken.reach == Reach::Whole {
             sampled
         } else {
-            per_compressed_byte(counts[0], head.compressed_bytes).ceil() as u64
+            per_compressed_byte(counts[0], costs[0]).ceil() as u64
         },
         distinct_terms: scale(terms.seen.len() as u64),
         term_bytes: scale(terms.bytes),

@@ -14,8 +14,10 @@
 //!   ISIZE trailer when unambiguous, zstd's Frame_Content_Size).
 //!
 //! Windows are cut to whole lines; each carries the compressed bytes its text stands for.
-//! Only line-based syntaxes are windowed: a Turtle window would need the statement
-//! boundary and the prefixes in force, which the head alone gives.
+//! Line-based syntaxes and Turtle are windowed. A Turtle window is parsed from its first
+//! statement boundary ([`turtle_statements`]) with the prefixes its head declares: dumps
+//! declare them at the top. TriG (a window may start inside a graph block) and RDF/XML are
+//! read from the head only.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -23,7 +25,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::detect::{decompress, read_up_to, Compression, InputFile};
+use crate::detect::{decompress, read_up_to, Compression, InputFile, Syntax};
 use crate::parallel_bzip2::{decode_block, find_magics};
 
 /// Decompressed text of one window, cut to whole lines (for line-based syntaxes).
@@ -130,6 +132,7 @@ fn window(offset: u64, decoded: &[u8], compressed: u64, at_start: bool, at_end: 
 /// `head_bytes`.
 pub fn sample_windows(f: &InputFile, count: usize, window_bytes: usize, head_bytes: usize) -> io::Result<Sample> {
     let line_based = f.syntax.is_line_based();
+    let windowed = line_based || f.syntax == Syntax::Turtle;
     let count = count.max(1);
     // A file that may decompress to at most `head_bytes` is counted whole when it does.
     let first = if f.size <= head_bytes as u64 { head_bytes } else { window_bytes };
@@ -146,7 +149,7 @@ pub fn sample_windows(f: &InputFile, count: usize, window_bytes: usize, head_byt
     if first > window_bytes {
         (head, cost, _) = read_from(f, 0, 0, window_bytes)?;
     }
-    if line_based && count > 1 {
+    if windowed && count > 1 {
         let mut windows = vec![window(0, &head, cost, true, false)];
         let stride = f.size / count as u64;
         let starts = (1..count).map(|k| stride * k as u64);
@@ -187,16 +190,37 @@ pub fn sample_windows(f: &InputFile, count: usize, window_bytes: usize, head_byt
             None => (None, "one zstd frame, no random access, no content size in its header".into()),
         },
         Compression::None => (None, "windows need the head's prefixes and statement boundaries".into()),
-        c if !line_based => (
+        c if !windowed => (
             None,
             format!("{} {}: windows need the head's prefixes and statement boundaries", c.name(), f.syntax.name()),
         ),
         c => (None, format!("{}: no random access", c.name())),
     };
     let reach = if ended { Reach::Whole } else { Reach::Head };
-    let w = window(0, &head, cost, true, ended || !line_based);
-    let w = if line_based { w } else { Window { offset: 0, text: head, compressed_bytes: cost as f64, weight: 1 } };
+    let w = window(0, &head, cost, true, ended || !windowed);
+    let w = if windowed { w } else { Window { offset: 0, text: head, compressed_bytes: cost as f64, weight: 1 } };
     Ok(Sample { windows: vec![w], reach, method, uncompressed_size })
+}
+
+/// The span of a Turtle window's whole lines that holds whole statements, as far as lines
+/// tell: from the first line that starts a statement after one that ended one (its last
+/// non-blank byte is `.`; the next line is not indented, as continuations are), to the end
+/// of the last line that ends one. An estimate's cut: a `.` at the end of a line inside a
+/// long string misleads it, and the parse's error recovery then loses a statement or two.
+pub fn turtle_statements(text: &[u8]) -> std::ops::Range<usize> {
+    let ends_statement = |line: &[u8]| line.trim_ascii_end().ends_with(b".");
+    let mut lines = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        lines.push((at, line));
+        at += line.len();
+    }
+    let starts = |k: usize| {
+        k > 0 && ends_statement(lines[k - 1].1) && lines[k].1.first().is_some_and(|b| !b.is_ascii_whitespace())
+    };
+    let Some(first) = (0..lines.len()).find(|&k| starts(k)) else { return 0..0 };
+    let Some(last) = (first..lines.len()).rev().find(|&k| ends_statement(lines[k].1)) else { return 0..0 };
+    lines[first].0..lines[last].0 + lines[last].1.len()
 }
 
 /// Uncompressed: the lines after offset `at`.
@@ -454,6 +478,14 @@ mod tests {
         // A guess of ~6 GiB: ISIZE allows 4 GiB + n and 8 GiB + n, both about as near.
         assert_eq!(gzip_isize(&f, 6e9 / f.size as f64).unwrap(), None);
         std::fs::remove_file(p).unwrap();
+    }
+
+    #[test]
+    fn turtle_windows_start_after_a_statement_and_end_with_one() {
+        let text = b"  ex:b 2 ;\n  ex:c \"x.\" .\nex:s ex:p 1 ;\n    ex:q 2 .\n<s> <p> <o> .\nex:t ex:p";
+        let span = turtle_statements(text);
+        assert_eq!(&text[span], b"ex:s ex:p 1 ;\n    ex:q 2 .\n<s> <p> <o> .\n");
+        assert_eq!(turtle_statements(b"ex:s ex:p 1 ;\n  ex:q 2 ;\n"), 0..0);
     }
 
     #[test]

@@ -153,7 +153,7 @@ bench-queries: loader tools-jena ## Query speed: BSBM explore queries on our dat
 	$(BENCH_PYTHON) bench/queries.py $(BENCH_QUERIES_ARGS)
 
 .PHONY: bench-formats
-bench-formats: loader ## Load speed by format (nt.gz, nt.bz2, one ttl.gz) and threads (1, all) beside gzip/bzip2/lbzip2 alone.
+bench-formats: loader ## Load speed by format (nt.gz, nt.bz2, one ttl.gz, one ttl.bz2) and threads (1, all) beside gzip/bzip2/lbzip2 alone.
 	$(BENCH_PYTHON) bench/formats.py $(BENCH_FORMATS_ARGS)
 
 .PHONY: bench-data

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Load speed by input format and thread count (`make bench-formats`), in one run.
 
-The same data as gzipped N-Triples, bzip2 N-Triples and one gzipped Turtle file (written
-here with prefixes and `;` lists), each loaded with `--threads 1` and with every core, beside
+The same data as gzipped N-Triples, bzip2 N-Triples and one Turtle file (written here with
+prefixes and `;` lists), gzipped and as bzip2 (as DBpedia publishes it), each loaded with `--threads 1` and with every core, beside
 the decompressors alone on the same file: `gzip -dc`, `bzip2 -dc` and `lbzip2 -d` (parallel
 bzip2, from Debian's package, unpacked into the cache). `--threads 1` runs pinned to one core
 (`taskset`), so that the speed-up compares one core with all of them. Reported per case:
@@ -94,6 +94,7 @@ def ensure_inputs(nt_gz, work):
     name = os.path.basename(nt_gz).split(".")[0]
     bz2 = os.path.join(work, name + ".nt.bz2")
     ttl = os.path.join(work, name + ".ttl.gz")
+    ttl_bz2 = os.path.join(work, name + ".ttl.bz2")
     if not os.path.exists(bz2):
         log("writing %s" % bz2)
         subprocess.run(["bash", "-c", "set -o pipefail; gzip -dc '%s' | bzip2 -9 > '%s.tmp'" % (nt_gz, bz2)],
@@ -102,7 +103,12 @@ def ensure_inputs(nt_gz, work):
     if not os.path.exists(ttl):
         log("writing %s" % ttl)
         write_turtle(nt_gz, ttl)
-    return {"nt.gz": nt_gz, "nt.bz2": bz2, "ttl.gz": ttl}
+    if not os.path.exists(ttl_bz2):
+        log("writing %s" % ttl_bz2)
+        subprocess.run(["bash", "-c", "set -o pipefail; gzip -dc '%s' | bzip2 -9 > '%s.tmp'" % (ttl, ttl_bz2)],
+                       check=True)
+        os.replace(ttl_bz2 + ".tmp", ttl_bz2)
+    return {"nt.gz": nt_gz, "nt.bz2": bz2, "ttl.gz": ttl, "ttl.bz2": ttl_bz2}
 
 
 def ensure_lbzip2():
@@ -181,9 +187,10 @@ def main(argv=None):
     lbzip2 = ensure_lbzip2()
     cores = os.cpu_count()
     floors = {"nt.gz": [("gzip -dc", ["gzip", "-dc"])], "nt.bz2": [("bzip2 -dc", ["bzip2", "-dc"])],
-              "ttl.gz": [("gzip -dc", ["gzip", "-dc"])]}
+              "ttl.gz": [("gzip -dc", ["gzip", "-dc"])], "ttl.bz2": [("bzip2 -dc", ["bzip2", "-dc"])]}
     if lbzip2:
-        floors["nt.bz2"].append(("lbzip2 -d -n %d" % cores, [lbzip2, "-d", "-c", "-n", str(cores)]))
+        for fmt in ("nt.bz2", "ttl.bz2"):
+            floors[fmt].append(("lbzip2 -d -n %d" % cores, [lbzip2, "-d", "-c", "-n", str(cores)]))
 
     rows, dbs = [], {}
     statements = None
@@ -245,6 +252,12 @@ def main(argv=None):
         out.append("| %s | %.2f | %.2f | %.2f | %.0f%s | %s | %.2f | %s | %s |" % (
             r["case"], r["wall"], r["cpu"], per_m, rss, over, fl, ones[r["fmt"]] / r["wall"], ph,
             "yes" if same[(r["fmt"], r["threads"])] else "**no**"))
+    # One Turtle file against the same data as N-Triples, same compression, every core.
+    alls = {r["fmt"]: r["wall"] for r in rows if r.get("threads") == cores}
+    pairs = [(t, n) for t, n in (("ttl.gz", "nt.gz"), ("ttl.bz2", "nt.bz2")) if t in alls and n in alls]
+    if pairs:
+        out += ["", "Turtle over N-Triples (%d threads): %s" % (cores, ", ".join(
+            "%s / %s = %.2f" % (t, n, alls[t] / alls[n]) for t, n in pairs))]
     text = "\n".join(out) + "\n"
     os.makedirs(args.results, exist_ok=True)
     path = os.path.join(args.results, "formats-%s-%s.md" % (name, time.strftime("%Y%m%d-%H%M%S")))

@@ -89,6 +89,20 @@ impl SpillDir {
         &self.path
     }
 
+    /// Removes every file but those named in `also_keep` (not counted as spill bytes, as
+    /// in [`reopen`](SpillDir::reopen)): work to be discarded, of which nothing may still be
+    /// open.
+    pub fn remove_all_but(&self, also_keep: &[&str]) -> io::Result<()> {
+        for e in std::fs::read_dir(&self.path)? {
+            let e = e?;
+            if !also_keep.contains(&e.file_name().to_string_lossy().as_ref()) {
+                std::fs::remove_file(e.path())?;
+            }
+        }
+        self.bytes.store(0, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// A new file with a unique name in the directory.
     pub fn new_file(&self, tag: &str) -> io::Result<(PathBuf, File)> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
@@ -444,5 +458,20 @@ mod tests {
         drop(spill);
         assert!(!tmp.path().join("w").exists(), "not preserved: removed on drop");
         assert!(SpillDir::reopen(tmp.path(), "w", &missing, &[]).is_err(), "a named file that is missing is an error");
+    }
+
+    #[test]
+    fn remove_all_but_discards_every_other_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spill = SpillDir::create(tmp.path(), "w").unwrap();
+        let (a, mut fa) = spill.new_file("dict").unwrap();
+        fa.write_all(b"gone").unwrap();
+        spill.add_bytes(4);
+        std::fs::write(spill.path().join("checkpoint.json"), b"{}").unwrap();
+        spill.remove_all_but(&["checkpoint.json"]).unwrap();
+        assert!(!a.exists() && spill.path().join("checkpoint.json").exists());
+        assert_eq!(spill.bytes_in_use(), 0);
+        let (b, _) = spill.new_file("dict").unwrap();
+        assert_ne!(b, a, "numbers go on");
     }
 }

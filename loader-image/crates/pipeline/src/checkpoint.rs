@@ -7,7 +7,7 @@
 //! completed phases left for the next ones; on resume every other file in the directory is
 //! the debris of an unfinished phase and is removed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -198,8 +198,14 @@ pub struct PartialParse {
     pub statements: u64,
     /// Per line-based input (by position), the chunks parsed.
     pub chunks_done: BTreeMap<usize, Vec<u64>>,
-    /// Turtle/TriG inputs parsed whole, with the MD5 of their raw bytes.
+    /// Inputs parsed whole (RDF/XML, and the files of `whole_files`), with the MD5 of their
+    /// raw bytes.
     pub files_done: BTreeMap<usize, Option<String>>,
+    /// Turtle/TriG inputs to parse whole, sequentially, instead of split: those whose split
+    /// a worker found cut wrongly in skip mode, which made the parse phase start over
+    /// (crate::phases::parse::run). Kept so that a resumed parse makes the same choice.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub whole_files: BTreeSet<usize>,
     /// Prefix declarations of the Turtle/TriG inputs parsed, in input order.
     pub prefixes: BTreeMap<usize, Vec<(String, String)>>,
     pub rejects: Vec<RejectState>,

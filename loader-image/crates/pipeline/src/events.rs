@@ -26,6 +26,10 @@ pub(crate) enum Event {
     /// plan::ESTIMATE_MARGIN: more already than it allowed for, or (`final_count`) a
     /// different count at the end of the parse phase. Once per load.
     PlanOff { planned_statements: u64, statements: u64, final_count: bool, message: String },
+    /// A worker found a chunk of the Turtle/TriG input `path` (starting at `line`) cut wrongly
+    /// by the splitter, so the parse phase's output was discarded and the phase starts over
+    /// with that file parsed whole, sequentially (crate::phases::parse::run).
+    ParseRestarted { path: String, line: u64, message: String },
     /// The load resumes an earlier run's checkpoint.
     Resuming { path: String, message: String },
     /// The load stopped; its work is kept for a rerun.

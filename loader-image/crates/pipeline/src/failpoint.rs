@@ -12,6 +12,10 @@
 //! `indexes.sort_push`, `indexes.record`, `indexes.index_done`, `finish.stats`,
 //! `finish.synced`, `finish.swap`, `finish.renamed`; delay points `progress.<phase>` and
 //! `progress.parse_job` (progress.rs).
+//!
+//! One point forces a condition that real input does not produce: `parse.terse_dirty=return(N)`
+//! makes chunk N (from 0) of every Turtle/TriG file end dirty, as if the splitter had cut a
+//! statement (tests/split_restart.rs).
 
 /// Visits a crash point.
 #[inline(always)]
@@ -24,6 +28,18 @@ pub fn crash_point(name: &'static str) {
         }
     }
     let _ = name;
+}
+
+/// True when the point `name` is configured `return(N)` with `N == value` (never without
+/// the `failpoints` feature).
+#[inline(always)]
+pub fn forced(name: &'static str, value: u64) -> bool {
+    #[cfg(feature = "failpoints")]
+    if let Some(Some(arg)) = fail::eval(name, |arg| arg) {
+        return arg.trim().parse() == Ok(value);
+    }
+    let _ = (name, value);
+    false
 }
 
 /// Reads `FAILPOINTS` from the environment; the returned guard keeps them active.

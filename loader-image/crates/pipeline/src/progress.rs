@@ -215,6 +215,13 @@ impl Progress {
         self.start_phase(Phase::Parse);
     }
 
+    /// The parse phase starts over, its output discarded: nothing read or parsed yet.
+    pub fn restart_parse(&self) {
+        self.bytes_read.store(0, Ordering::Relaxed);
+        self.statements.store(0, Ordering::Relaxed);
+        self.rejects.store(0, Ordering::Relaxed);
+    }
+
     /// A parse job is done: its statements (counted once per job, not per statement), the
     /// rejects so far and the dictionary's memory now.
     pub fn parse_job_done(&self, statements: u64, rejects: u64, dictionary_bytes: u64) {

@@ -9,6 +9,7 @@ pub fn bin() -> &'static str {
 
 /// A synthetic dump with the term kinds that matter: IRIs, blank nodes, language tags,
 /// inline and non-inline literals, typed literals, named graphs, default-graph quads.
+#[allow(dead_code)]
 pub fn write_dump(dir: &Path, parts: usize, lines: usize) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for part in 0..parts {

@@ -41,7 +41,7 @@ enum Job {
         file: usize,
         chunk: TerseChunk,
     },
-    /// An RDF/XML file, parsed whole.
+    /// An RDF/XML file, or a Turtle/TriG file whose split was wrong, parsed whole.
     Whole {
         file: usize,
     },
@@ -82,6 +82,9 @@ struct ParseShared<'a> {
     progress: &'a Progress,
     /// Strict mode: the earliest (file, chunk) that failed; later work is skipped.
     stop_at: Mutex<Option<(usize, u64)>>,
+    /// A Turtle/TriG chunk found cut wrongly (file, its first line), in strict mode one
+    /// with no error from its start on; the phase stops and [`run`] starts it over.
+    split_wrong: Mutex<Option<(usize, u64)>>,
     first_errors: Mutex<Vec<RejectState>>,
     rejected: AtomicU64,
     fatal: Mutex<Option<LoadError>>,
@@ -312,6 +315,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
             continue;
         }
         let statements_before = out.statements;
+        let whole = matches!(job, Job::Whole { .. });
         let mut completed = false;
         let mut local_rejects = Vec::new();
         let mut on_reject = |r: Rejected| -> Result<(), Stop> {
@@ -413,7 +417,8 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         continue;
                     }
                 };
-                let mut scope = blank_scope(file, f, true);
+                // Turtle/TriG names its blank nodes as the chunks do: the same labels.
+                let mut scope = blank_scope(file, f, f.syntax == Syntax::RdfXml);
                 let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
                 let mut refused = Vec::new();
                 let window = crate::rdf12::ReadWindow::shared();
@@ -466,10 +471,10 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
         out.rejects.append(&mut local_rejects);
         if completed {
             out.statements_done += out.statements - statements_before;
-            if sh.files[file].syntax != Syntax::RdfXml {
-                out.chunks_done.push((file, seq));
-            } else {
+            if whole {
                 out.files_done.push(file);
+            } else {
+                out.chunks_done.push((file, seq));
             }
         }
         sh.progress.parse_job_done(
@@ -484,10 +489,11 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
 }
 
 /// Parses one chunk of a Turtle/TriG file; true when it is done. A chunk that the parser
-/// does not end where the splitter cut it (`ChunkEnd::Dirty`) makes the load stop: in strict
+/// does not end where the splitter cut it (`ChunkEnd::Dirty`) stops the phase: in strict
 /// mode with the error a sequential parse from the chunk's start finds (exactly the error
-/// of a sequential load), else, as the chunks after it may already be loaded as parsed on
-/// their own, with an internal error (never a database of statements parsed wrongly).
+/// of a sequential load); otherwise (skip mode, or no error there), as the chunks after it
+/// may already be logged as parsed on their own, for [`run`] to start the phase over with
+/// the file parsed whole (never a database of statements parsed wrongly).
 fn parse_terse_chunk(
     sh: &ParseShared<'_>,
     file: usize,
@@ -537,40 +543,42 @@ fn parse_terse_chunk(
             return false;
         }
     }
+    // Tests force a wrong cut (failpoint.rs): real input gives none to test with.
+    let res = match res {
+        Ok(ChunkEnd::Clean) if crate::failpoint::forced("parse.terse_dirty", chunk.seq) => Ok(ChunkEnd::Dirty),
+        res => res,
+    };
     match res {
         Ok(ChunkEnd::Clean) => true,
         Err(Stop) => false,
         Ok(ChunkEnd::Dirty) => {
-            let at = chunk.start.position;
-            let split_error = || {
-                LoadError::Internal(format!(
-                    "{}: the parallel Turtle/TriG split cut a statement at line {}, chunk starting at line {} \
-                     (a statement boundary the scanner and the parser disagree on; please report it)",
-                    sh.display_name(file),
-                    at.line + chunk.data.iter().filter(|&&b| b == b'\n').count() as u64,
-                    at.line
-                ))
-            };
-            if !strict {
-                sh.fail(split_error());
-                return false;
-            }
-            // The error a sequential parse finds from the chunk's start.
-            let reader = rdf_input::open_decompressed(&f.path, f.compression).and_then(|mut r| {
-                io::copy(&mut (&mut r).take(chunk.start.offset), &mut io::sink())?;
-                Ok(r)
-            });
-            let found = match reader {
-                Ok(r) => parse_terse_from(f.syntax, r, &chunk.start, |_| Ok(()), Err),
-                Err(e) => Err(Ok(e)),
-            };
-            match found {
-                Err(Err(r)) => {
-                    let _ = (on_reject.borrow_mut())(r);
+            if strict {
+                // The error a sequential parse finds from the chunk's start is the
+                // sequential load's.
+                let reader = rdf_input::open_decompressed(&f.path, f.compression).and_then(|mut r| {
+                    io::copy(&mut (&mut r).take(chunk.start.offset), &mut io::sink())?;
+                    Ok(r)
+                });
+                let found = match reader {
+                    Ok(r) => parse_terse_from(f.syntax, r, &chunk.start, |_| Ok(()), Err),
+                    Err(e) => Err(Ok(e)),
+                };
+                match found {
+                    Err(Err(r)) => {
+                        let _ = (on_reject.borrow_mut())(r);
+                        return false;
+                    }
+                    Err(Ok(e)) => {
+                        sh.fail(sh.input_error(file, e));
+                        return false;
+                    }
+                    Ok(_) => {}
                 }
-                Err(Ok(e)) => sh.fail(sh.input_error(file, e)),
-                Ok(_) => sh.fail(split_error()),
             }
+            // Chunks after this one may already be logged as parsed on their own: `run`
+            // starts the phase over with this file parsed whole.
+            sh.split_wrong.lock().expect("split").get_or_insert((file, chunk.start.position.line));
+            sh.cancelled.store(true, Ordering::SeqCst);
             false
         }
     }
@@ -586,7 +594,7 @@ fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: 
         if sh.skipped(file, 0) {
             return;
         }
-        if f.syntax == Syntax::RdfXml {
+        if f.syntax == Syntax::RdfXml || sh.resumed.whole_files.contains(&file) {
             if sh.resumed.files_done.contains_key(&file) {
                 sh.raw_bytes_read.fetch_add(f.size, Ordering::Relaxed); // parsed by the run resumed
                 continue;
@@ -683,6 +691,18 @@ pub(crate) struct PartialCheckpoints<'a> {
     pub save: &'a (dyn Fn(PartialParse) -> Result<(), LoadError> + Sync),
 }
 
+/// How a parse phase ended, when it did not fail.
+pub(crate) enum Parsed {
+    Done(ParseState),
+    /// A worker found a chunk of Turtle/TriG input `file`, starting at `line`, cut wrongly
+    /// (parse_terse_chunk); the phase stopped and what it left in the work directory is to
+    /// be discarded.
+    SplitWrong {
+        file: usize,
+        line: u64,
+    },
+}
+
 /// Phase 1: parses and encodes every input; leaves the dictionary and the tuple logs
 /// durable in the work directory and returns what the checkpoint records of them. While it
 /// runs it saves partial checkpoints, and one when a signal stops it, so that a rerun
@@ -695,7 +715,7 @@ pub(crate) fn parse_phase(
     rejects_path: &Path,
     progress: &Progress,
     partial: PartialCheckpoints<'_>,
-) -> Result<ParseState, LoadError> {
+) -> Result<Parsed, LoadError> {
     let threads = opts.threads.max(1);
     let resumed = partial.resumed;
     let dict = if resumed.dictionary.is_empty() {
@@ -714,6 +734,7 @@ pub(crate) fn parse_phase(
         raw_bytes_read: progress.bytes_read.clone(),
         progress,
         stop_at: Mutex::new(None),
+        split_wrong: Mutex::new(None),
         first_errors: Mutex::new(Vec::new()),
         rejected: AtomicU64::new(resumed.rejects.len() as u64),
         fatal: Mutex::new(None),
@@ -779,6 +800,9 @@ pub(crate) fn parse_phase(
         (partial.save)(sh.partial(&slots, dictionary))?;
         return Err(LoadError::Interrupted);
     }
+    if let Some((file, line)) = sh.split_wrong.lock().expect("split").take() {
+        return Ok(Parsed::SplitWrong { file, line });
+    }
     let mut errors = std::mem::take(&mut *sh.first_errors.lock().expect("errors"));
     if let Some(first) = errors.iter().min_by_key(|r| (r.file, r.line, r.column)) {
         return Err(LoadError::BadInput {
@@ -831,7 +855,7 @@ pub(crate) fn parse_phase(
     // The whole dictionary goes to sorted runs: durable for the checkpoint, and its memory
     // is free for the id remap table.
     let dictionary = sh.dict.checkpoint().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
-    Ok(ParseState {
+    Ok(Parsed::Done(ParseState {
         seconds: 0.0,
         statements,
         rejects: rejected,
@@ -842,7 +866,7 @@ pub(crate) fn parse_phase(
         dictionary,
         triple_logs,
         quad_logs,
-    })
+    }))
 }
 
 /// Every `every`, asks the workers for their completed work and saves a partial checkpoint
@@ -883,6 +907,14 @@ fn checkpoint_periodically(
 
 /// Phase 1 of a build: parses every input, or takes the parse an earlier run
 /// checkpointed; ends with the `parse` checkpoint.
+///
+/// A Turtle/TriG chunk cut wrongly (`ChunkEnd::Dirty`) in skip mode, or in strict mode
+/// with no error from its start on (see [`parse_terse_chunk`]), cannot be parsed again on
+/// its own: chunks after it may already be logged, their terms interned and their rejects
+/// counted. So the whole phase starts over with that file parsed whole, sequentially
+/// (`Job::Whole`), which gives exactly a sequential load's database and rejects. The choice
+/// is checkpointed (`whole_files`) before the discarded work files are removed, so that a
+/// resumed parse makes it too and never mixes split and whole output of one file.
 pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
     let progress = b.progress();
     progress.start_parse(b.files.iter().map(|f| f.size).sum(), b.budget.tuple_buffer_bytes(b.threads));
@@ -890,7 +922,7 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
         b.timer.resumed("parse", p.seconds);
         return Ok(p);
     }
-    let resumed = b.checkpoint.parse_partial.take().unwrap_or_default();
+    let mut resumed = b.checkpoint.parse_partial.take().unwrap_or_default();
     let base = b.checkpoint.clone();
     let work = b.work_dir();
     let save_partial = |partial: PartialParse| -> Result<(), LoadError> {
@@ -898,8 +930,29 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
         c.parse_partial = Some(partial);
         save_checkpoint(&c, &work)
     };
-    let partial = PartialCheckpoints { resumed: &resumed, every: b.opts.checkpoint_interval, save: &save_partial };
-    let mut p = parse_phase(b.opts, b.files, b.spill, &b.budget, b.rejects_path, &progress, partial)?;
+    let mut p = loop {
+        let partial = PartialCheckpoints { resumed: &resumed, every: b.opts.checkpoint_interval, save: &save_partial };
+        let (file, line) = match parse_phase(b.opts, b.files, b.spill, &b.budget, b.rejects_path, &progress, partial)? {
+            Parsed::Done(p) => break p,
+            Parsed::SplitWrong { file, line } => (file, line),
+        };
+        let mut whole_files = std::mem::take(&mut resumed.whole_files);
+        whole_files.insert(file);
+        resumed = PartialParse { whole_files, ..PartialParse::default() };
+        save_partial(resumed.clone())?;
+        b.spill
+            .remove_all_but(&[crate::checkpoint::CHECKPOINT_FILE])
+            .map_err(|e| LoadError::from_output_io("discarding the parse's work files", e))?;
+        progress.restart_parse();
+        let path = b.files[file].path.display().to_string();
+        let message = format!(
+            "the parallel Turtle/TriG split of {path} cut a statement in the chunk starting at line {line} (a statement \
+             boundary the scanner and the parser disagree on; please report it): the parse starts over with that file \
+             parsed sequentially"
+        );
+        let json = crate::events::Event::ParseRestarted { path, line, message: message.clone() }.json_line();
+        progress.note(json, format!("warning: {message}"));
+    };
     p.seconds = b.timer.lap("parse");
     b.checkpoint.parse = Some(p.clone());
     b.save_checkpoint()?;

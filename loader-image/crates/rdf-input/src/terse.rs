@@ -15,6 +15,9 @@
 //! [`parse_chunk`] parses a chunk with a parser seeded with it, checking at its end that the
 //! cut was a statement boundary. Blank nodes oxttl invents are named after their unit's
 //! offset, so that any cut gives the same labels.
+//!
+//! With a fast-path callback ([`OnFast`]), a statement unit that fastterse.rs reads whole
+//! skips oxttl: its statements go to the callback, which may still hand the unit back.
 
 use std::io::{self, Read};
 
@@ -1094,11 +1097,11 @@ pub fn parse_split<E>(
     split_with(trig, reader, base, target, None, on_quad, on_reject)
 }
 
-/// [`parse_split`], with the chunks' fast path on when `fast` is given: it gives the quads
-/// of the statements the fast path read, `None` to leave them to oxttl (the pipeline's
-/// term checks, as a model: terse_check.rs).
+/// The quads of the statements the fast path read, `None` to leave them to oxttl: the
+/// pipeline's term checks, as a model (terse_check.rs).
 pub(crate) type FastModel<'m> = &'m dyn Fn(&[FastStatement<'_>]) -> Option<Vec<Quad>>;
 
+/// [`parse_split`], with the chunks' fast path on when `fast` is given.
 pub(crate) fn split_with<E>(
     trig: bool,
     reader: impl Read,

@@ -20,6 +20,7 @@ const DEFAULT_GRAPH_IRIS: [&str; 2] = ["urn:x-arq:DefaultGraph", "urn:x-arq:Defa
 const DEFAULT_GRAPH_NODE: &str = "urn:x-arq:DefaultGraphNode";
 
 /// One encoded statement.
+#[derive(Clone, Copy)]
 pub enum Encoded {
     Triple([u64; 3]),
     /// (G, S, P, O)
@@ -189,6 +190,8 @@ struct Slot {
     id: u64,
     stored: bool,
     miss: bool,
+    /// The previous statement's term in this place, taken as it is (a Turtle subject).
+    same: bool,
 }
 
 /// Entries of the per-worker cache of recently seen terms.
@@ -206,8 +209,10 @@ struct CachedTerm {
 /// The fast path: terms borrowed from the line, validated only when new to the dictionary.
 pub struct FastEncoder<'d> {
     dict: &'d Dictionary,
-    slots: [Slot; 4],
+    /// Four per statement: subject, predicate, object, graph.
+    slots: Vec<Slot>,
     cache: Vec<CachedTerm>,
+    encoded: Vec<Encoded>,
 }
 
 fn slot_term<'a>(t: &TermSlice<'a>, text: &'a str) -> Term<'a> {
@@ -241,8 +246,9 @@ impl<'d> FastEncoder<'d> {
     pub fn new(dict: &'d Dictionary) -> Self {
         FastEncoder {
             dict,
-            slots: Default::default(),
+            slots: Vec::new(),
             cache: (0..CACHE_SLOTS).map(|_| CachedTerm::default()).collect(),
+            encoded: Vec::new(),
         }
     }
 
@@ -292,37 +298,70 @@ impl<'d> FastEncoder<'d> {
         scope: &mut BlankScope,
         quad_syntax: bool,
     ) -> io::Result<Option<Encoded>> {
-        let default_graph = match st.graph {
-            None => true,
-            Some(TermSlice::Iri(g)) => DEFAULT_GRAPH_IRIS.contains(&g),
-            Some(_) => false,
-        };
-        let p = TermSlice::Iri(st.predicate);
+        Ok(self.statements(std::slice::from_ref(st), scope, quad_syntax)?.map(|e| e[0]))
+    }
+
+    /// Encodes statements all or none (one Turtle statement's `;`/`,` lists): `None` when a
+    /// new term fails validation, and then nothing is interned. Terms are interned in the
+    /// order the full parser's path interns them. `quad_syntax`: N-Quads or TriG.
+    pub fn statements<'a>(
+        &mut self,
+        sts: &[FastStatement<'a>],
+        scope: &mut BlankScope,
+        quad_syntax: bool,
+    ) -> io::Result<Option<&[Encoded]>> {
         // The graph term is stored even when it names the default graph (as xloader does).
-        let graph = st.graph.or(quad_syntax.then_some(TermSlice::Iri(DEFAULT_GRAPH_NODE)));
-        let terms = [Some(st.subject), Some(p), Some(st.object), graph];
-        for (k, t) in terms.iter().enumerate() {
-            if let Some(t) = t {
-                self.prepare(k, t, scope);
-            }
+        let terms = |st: &FastStatement<'a>| -> [Option<TermSlice<'a>>; 4] {
+            let graph = st.graph.or(quad_syntax.then_some(TermSlice::Iri(DEFAULT_GRAPH_NODE)));
+            [Some(st.subject), Some(TermSlice::Iri(st.predicate)), Some(st.object), graph]
+        };
+        if self.slots.len() < 4 * sts.len() {
+            self.slots.resize_with(4 * sts.len(), Slot::default);
         }
-        for (k, t) in terms.iter().enumerate() {
-            if let Some(t) = t {
-                if self.slots[k].miss && !valid(t) {
-                    return Ok(None);
+        for (i, st) in sts.iter().enumerate() {
+            let previous = i.checked_sub(1).map(|j| terms(&sts[j]));
+            for (k, t) in terms(st).iter().enumerate() {
+                if let Some(t) = t {
+                    self.slots[4 * i + k].same = previous.is_some_and(|p| p[k].as_ref() == Some(t));
+                    if !self.slots[4 * i + k].same {
+                        self.prepare(4 * i + k, t, scope);
+                    }
                 }
             }
         }
-        for (k, t) in terms.iter().enumerate() {
-            if let Some(t) = t {
-                let slot = &mut self.slots[k];
-                if slot.miss {
-                    let key = node_hash(&slot_term(t, &slot.text));
-                    slot.id = self.dict.intern_hashed(&slot.bytes, slot.hash, || key)?;
+        for (i, st) in sts.iter().enumerate() {
+            for (k, t) in terms(st).iter().enumerate() {
+                if let Some(t) = t {
+                    let slot = &self.slots[4 * i + k];
+                    if !slot.same && slot.miss && !valid(t) {
+                        return Ok(None);
+                    }
                 }
             }
         }
-        let [s, p, o, g] = [0, 1, 2, 3].map(|k| self.slots[k].id);
-        Ok(Some(if default_graph { Encoded::Triple([s, p, o]) } else { Encoded::Quad([g, s, p, o]) }))
+        self.encoded.clear();
+        for (i, st) in sts.iter().enumerate() {
+            let terms = terms(st);
+            for (k, t) in terms.iter().enumerate() {
+                if let Some(t) = t {
+                    let n = 4 * i + k;
+                    if self.slots[n].same {
+                        self.slots[n].id = self.slots[n - 4].id;
+                    } else if self.slots[n].miss {
+                        let slot = &mut self.slots[n];
+                        let key = node_hash(&slot_term(t, &slot.text));
+                        slot.id = self.dict.intern_hashed(&slot.bytes, slot.hash, || key)?;
+                    }
+                }
+            }
+            let default_graph = match st.graph {
+                None => true,
+                Some(TermSlice::Iri(g)) => DEFAULT_GRAPH_IRIS.contains(&g),
+                Some(_) => false,
+            };
+            let [s, p, o, g] = [0, 1, 2, 3].map(|k| self.slots[4 * i + k].id);
+            self.encoded.push(if default_graph { Encoded::Triple([s, p, o]) } else { Encoded::Quad([g, s, p, o]) });
+        }
+        Ok(Some(&self.encoded))
     }
 }

@@ -33,25 +33,30 @@ pub enum FastLine<'a> {
     Fallback,
 }
 
-struct Cursor<'a> {
-    s: &'a str,
-    b: &'a [u8],
-    i: usize,
+/// A position in a statement's text; its term readers are shared with the Turtle fast path
+/// (fastterse.rs). Each returns `None` for what the full parser must decide.
+pub(crate) struct Cursor<'a> {
+    pub(crate) s: &'a str,
+    pub(crate) b: &'a [u8],
+    pub(crate) i: usize,
 }
 
 impl<'a> Cursor<'a> {
+    pub(crate) fn new(s: &'a str) -> Self {
+        Cursor { s, b: s.as_bytes(), i: 0 }
+    }
     fn ws(&mut self) {
         while self.i < self.b.len() && (self.b[self.i] == b' ' || self.b[self.i] == b'\t') {
             self.i += 1;
         }
     }
-    fn peek(&self) -> Option<u8> {
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
     /// The IRI's characters are not checked here: the caller validates every IRI new to
     /// its dictionary with a full IRI parser, which rejects `\\`, spaces and the other
     /// characters IRIREF forbids, and then lets the full parser handle the line.
-    fn iri(&mut self) -> Option<&'a str> {
+    pub(crate) fn iri(&mut self) -> Option<&'a str> {
         debug_assert_eq!(self.peek(), Some(b'<'));
         let start = self.i + 1;
         if self.b.get(start) == Some(&b'<') {
@@ -61,7 +66,7 @@ impl<'a> Cursor<'a> {
         self.i = end + 1;
         Some(&self.s[start..end])
     }
-    fn blank(&mut self) -> Option<&'a str> {
+    pub(crate) fn blank(&mut self) -> Option<&'a str> {
         // "_:" (PN_CHARS_U | [0-9]) ((PN_CHARS | '.')* PN_CHARS)?, ASCII only
         if self.b.get(self.i + 1) != Some(&b':') {
             return None;
@@ -88,27 +93,33 @@ impl<'a> Cursor<'a> {
         self.i = j;
         Some(&self.s[start..j])
     }
-    fn literal(&mut self) -> Option<TermSlice<'a>> {
+    /// A short string quoted with `q`, without escapes or line ends; its lexical form.
+    pub(crate) fn string(&mut self, q: u8) -> Option<&'a str> {
         let start = self.i + 1;
-        let j = start + memchr::memchr3(b'"', b'\\', b'\r', &self.b[start..])?;
-        if self.b[j] != b'"' {
-            return None; // an escape or a raw CR: the full parser decides
+        let j = start + memchr::memchr3(q, b'\\', b'\r', &self.b[start..])?;
+        if self.b[j] != q || memchr::memchr(b'\n', &self.b[start..j]).is_some() {
+            return None; // an escape or a raw line end: the full parser decides
         }
-        let lex = &self.s[start..j];
         self.i = j + 1;
+        Some(&self.s[start..j])
+    }
+    /// A language tag after its `@`, not yet validated.
+    pub(crate) fn lang(&mut self) -> Option<&'a str> {
+        let ls = self.i + 1;
+        let mut k = ls;
+        while k < self.b.len() && (self.b[k].is_ascii_alphanumeric() || self.b[k] == b'-') {
+            k += 1;
+        }
+        if k == ls || memchr::memmem::find(&self.b[ls..k], b"--").is_some() {
+            return None; // empty, or an RDF 1.2 base direction (`@en--rtl`): the full parser
+        }
+        self.i = k;
+        Some(&self.s[ls..k])
+    }
+    fn literal(&mut self) -> Option<TermSlice<'a>> {
+        let lex = self.string(b'"')?;
         match self.peek() {
-            Some(b'@') => {
-                let ls = self.i + 1;
-                let mut k = ls;
-                while k < self.b.len() && (self.b[k].is_ascii_alphanumeric() || self.b[k] == b'-') {
-                    k += 1;
-                }
-                if k == ls || memchr::memmem::find(&self.b[ls..k], b"--").is_some() {
-                    return None; // empty, or an RDF 1.2 base direction (`@en--rtl`): the full parser
-                }
-                self.i = k;
-                Some(TermSlice::Literal { lex, lang: Some(&self.s[ls..k]), datatype: None })
-            }
+            Some(b'@') => Some(TermSlice::Literal { lex, lang: Some(self.lang()?), datatype: None }),
             Some(b'^') => {
                 if self.b.get(self.i + 1) != Some(&b'^') || self.b.get(self.i + 2) != Some(&b'<') {
                     return None;
@@ -148,7 +159,7 @@ impl<'a> Cursor<'a> {
 
 /// Parses one line (without its `\n`) of N-Triples (`quads = false`) or N-Quads.
 pub fn parse_fast_line(line: &str, quads: bool) -> FastLine<'_> {
-    let mut c = Cursor { s: line, b: line.as_bytes(), i: 0 };
+    let mut c = Cursor::new(line);
     c.ws();
     if c.at_line_end() {
         return FastLine::Empty;

@@ -5,6 +5,7 @@
 mod chunks;
 mod detect;
 pub mod fastline;
+pub mod fastterse;
 pub mod parallel_bzip2;
 mod parse;
 mod rdfxml;
@@ -18,4 +19,4 @@ pub use detect::{decompress, decompress_threads, detect, open_decompressed, Comp
 pub use oxrdf;
 pub use parse::{parse_line_chunk, parse_terse, parse_terse_from, Position, Rejected};
 pub use rdfxml::{jena_xml_literal, parse_rdfxml};
-pub use terse::{parse_chunk, parse_split, ChunkEnd, TerseChunk, TerseSplitter, TerseStart, TerseState};
+pub use terse::{parse_chunk, parse_split, ChunkEnd, OnFast, TerseChunk, TerseSplitter, TerseStart, TerseState};

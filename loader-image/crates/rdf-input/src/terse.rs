@@ -15,12 +15,17 @@
 //! [`parse_chunk`] parses a chunk with a parser seeded with it, checking at its end that the
 //! cut was a statement boundary. Blank nodes oxttl invents are named after their unit's
 //! offset, so that any cut gives the same labels.
+//!
+//! With a fast-path callback ([`OnFast`]), a statement unit that fastterse.rs reads whole
+//! skips oxttl: its statements go to the callback, which may still hand the unit back.
 
 use std::io::{self, Read};
 
 use oxrdf::{GraphName, Quad};
 use oxttl::{TriGParser, TurtleParser, TurtleSyntaxError};
 
+use crate::fastline::{FastStatement, TermSlice};
+use crate::fastterse::FastTerse;
 use crate::parse::{Position, Rejected};
 
 /// Longest `text` quoted in a reject (longer spans are cut, with their line range intact).
@@ -389,7 +394,11 @@ struct Skipped {
     reject: Rejected,
 }
 
-struct Driver<'c, Q, R> {
+/// Takes the statements of a unit the fast path read; `Ok(false)` when a term fails the
+/// caller's checks: the unit then goes to oxttl, and nothing of it may have been kept.
+pub type OnFast<'c, E> = dyn FnMut(&[FastStatement<'_>]) -> Result<bool, E> + 'c;
+
+struct Driver<'c, E, Q, R> {
     trig: bool,
     low: Low,
     /// Bytes fed to `low` so far (its offsets).
@@ -411,6 +420,8 @@ struct Driver<'c, Q, R> {
     block_blank: Option<(String, String)>,
     on_quad: &'c mut Q,
     on_reject: &'c mut R,
+    /// The fast path for common statements (fastterse.rs), when the caller takes its statements.
+    fast: Option<(FastTerse, &'c mut OnFast<'c, E>)>,
 }
 
 /// Line and column (1-based, columns in code points) after `bytes`, starting from `from`.
@@ -434,7 +445,7 @@ fn quote(bytes: &[u8]) -> String {
     s
 }
 
-impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>> Driver<'c, Q, R> {
+impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>> Driver<'c, E, Q, R> {
     fn reset(&mut self) {
         // The prefixes and base came through the same constructors before: they parse.
         self.low = Low::new(self.trig, self.base.as_deref(), &self.prefixes).expect("prefixes and base in force");
@@ -565,6 +576,27 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
         Ok(())
     }
 
+    /// A statement unit the fast path reads and the caller takes (oxttl never sees it: a
+    /// whole statement leaves its state as it was). Inside a graph block only once a quad
+    /// of oxttl's named the block's graph.
+    fn fast_unit(&mut self, span: &[u8]) -> Result<bool, E> {
+        let Some((reader, on_fast)) = &mut self.fast else { return Ok(false) };
+        let graph = match &self.block {
+            None => None,
+            Some(Block { graph: None, .. }) => return Ok(false),
+            Some(Block { graph: Some(g), .. }) => match g {
+                GraphName::DefaultGraph => None,
+                GraphName::NamedNode(n) => Some(TermSlice::Iri(n.as_str())),
+                GraphName::BlankNode(b) => Some(TermSlice::Blank(b.as_str())),
+            },
+        };
+        let Ok(span) = std::str::from_utf8(span) else { return Ok(false) };
+        if !reader.parse(span, &self.prefixes) {
+            return Ok(false);
+        }
+        on_fast(&reader.statements(span, graph))
+    }
+
     /// One unit: `text` is all its bytes (from `at`), `span` its tokens (offsets in `text`).
     fn unit(&mut self, u: &Unit, text: &[u8], at: Position, span: (usize, usize)) -> Result<(), E> {
         let span_start = advance(at, &text[..span.0]);
@@ -599,6 +631,9 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
                 };
                 (self.on_reject)(rej)?;
             }
+            return Ok(());
+        }
+        if u.kind == Kind::Statement && u.directive == Directive::None && self.fast_unit(span_text)? {
             return Ok(());
         }
         match self.feed(text, at, u.kind == Kind::Tail) {
@@ -891,8 +926,14 @@ impl<R: Read> TerseSplitter<R> {
     }
 }
 
-impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>> Driver<'c, Q, R> {
-    fn seeded(trig: bool, state: &TerseState, on_quad: &'c mut Q, on_reject: &'c mut R) -> Result<Self, String> {
+impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>> Driver<'c, E, Q, R> {
+    fn seeded(
+        trig: bool,
+        state: &TerseState,
+        on_quad: &'c mut Q,
+        on_reject: &'c mut R,
+        on_fast: Option<&'c mut OnFast<'c, E>>,
+    ) -> Result<Self, String> {
         let low = Low::new(trig, state.base.as_deref(), &state.prefixes)?;
         let mut d = Driver {
             trig,
@@ -910,6 +951,7 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
             block_blank: None,
             on_quad,
             on_reject,
+            fast: on_fast.map(|f| (FastTerse::default(), f)),
         };
         if d.block.is_some() {
             d.reset(); // back into the block, as after an error in it
@@ -948,7 +990,7 @@ pub(crate) fn parse_units<E>(
     on_quad: &mut impl FnMut(Quad) -> Result<(), E>,
     on_reject: &mut impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
-    let mut d = Driver::seeded(trig, &start.state, on_quad, on_reject)
+    let mut d = Driver::seeded(trig, &start.state, on_quad, on_reject, None)
         .map_err(|e| Ok(io::Error::new(io::ErrorKind::InvalidInput, e)))?;
     let mut buf: Vec<u8> = Vec::new();
     let mut buf_offset = start.offset; // absolute offset of buf[0]
@@ -995,14 +1037,17 @@ pub(crate) fn parse_units<E>(
 /// Parses one chunk the way [`parse_units`] parses those units in the whole stream, seeded
 /// with the state the splitter gave it. `Ok(ChunkEnd::Dirty)` when the parser did not end
 /// the chunk at a statement boundary in the splitter's end state: its quads and rejects
-/// must then be replaced by a sequential parse from the chunk's start.
+/// must then be replaced by a sequential parse from the chunk's start. With `on_fast`, the
+/// common statements the fast path reads go there instead of `on_quad` (see [`OnFast`]).
 pub fn parse_chunk<E>(
     trig: bool,
     chunk: &TerseChunk,
     on_quad: &mut impl FnMut(Quad) -> Result<(), E>,
     on_reject: &mut impl FnMut(Rejected) -> Result<(), E>,
+    on_fast: Option<&mut OnFast<'_, E>>,
 ) -> Result<ChunkEnd, E> {
-    let Ok(mut d) = Driver::seeded(trig, &chunk.start.state, on_quad, on_reject) else {
+    let on_fast = on_fast.map(|f| f as &mut OnFast<'_, E>);
+    let Ok(mut d) = Driver::seeded(trig, &chunk.start.state, on_quad, on_reject, on_fast) else {
         return Ok(ChunkEnd::Dirty);
     };
     let buf = &chunk.data[..];
@@ -1049,6 +1094,23 @@ pub fn parse_split<E>(
     on_quad: &mut impl FnMut(Quad) -> Result<(), E>,
     on_reject: &mut impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
+    split_with(trig, reader, base, target, None, on_quad, on_reject)
+}
+
+/// The quads of the statements the fast path read, `None` to leave them to oxttl: the
+/// pipeline's term checks, as a model (terse_check.rs).
+pub(crate) type FastModel<'m> = &'m dyn Fn(&[FastStatement<'_>]) -> Option<Vec<Quad>>;
+
+/// [`parse_split`], with the chunks' fast path on when `fast` is given.
+pub(crate) fn split_with<E>(
+    trig: bool,
+    reader: impl Read,
+    base: Option<&str>,
+    target: usize,
+    fast: Option<FastModel<'_>>,
+    on_quad: &mut impl FnMut(Quad) -> Result<(), E>,
+    on_reject: &mut impl FnMut(Rejected) -> Result<(), E>,
+) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
     let mut splitter = TerseSplitter::new(trig, reader, base, target).map_err(Ok)?;
     // Chunks are kept until parsed clean, so that a dirty one can be parsed again with what follows.
     let mut chunks: Vec<TerseChunk> = Vec::new();
@@ -1058,6 +1120,11 @@ pub fn parse_split<E>(
     for (k, chunk) in chunks.iter().enumerate() {
         // Quads and rejects in the order the parse gave them.
         let events = std::cell::RefCell::new(Vec::new());
+        let mut on_fast = |st: &[FastStatement<'_>]| -> Result<bool, ()> {
+            let Some(quads) = fast.and_then(|model| model(st)) else { return Ok(false) };
+            events.borrow_mut().extend(quads.into_iter().map(Ok));
+            Ok(true)
+        };
         let end = parse_chunk::<()>(
             trig,
             chunk,
@@ -1069,6 +1136,7 @@ pub fn parse_split<E>(
                 events.borrow_mut().push(Err(r));
                 Ok(())
             },
+            fast.is_some().then_some(&mut on_fast as &mut OnFast<'_, ()>),
         )
         .unwrap_or_else(|()| unreachable!("the callbacks never stop"));
         if end == ChunkEnd::Dirty {

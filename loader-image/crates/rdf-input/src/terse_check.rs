@@ -8,8 +8,10 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use oxrdf::Quad;
+use oxrdf::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Quad, Term};
 
+use crate::fastline::{FastStatement, TermSlice};
+use crate::terse::FastModel;
 use crate::{parse_terse, Rejected, Syntax};
 
 /// Random choices: from the fuzzer's bytes first, then from a seeded xorshift.
@@ -290,7 +292,14 @@ pub fn check(case: &Case) -> Result<(), String> {
 /// mode), or the quads up to the first error and that error (strict mode).
 type Outcome = (Vec<String>, Vec<Rejected>, Vec<(String, String)>);
 
-fn outcome(doc: &[u8], trig: bool, base: Option<&str>, strict: bool, split: Option<usize>) -> Outcome {
+fn outcome(
+    doc: &[u8],
+    trig: bool,
+    base: Option<&str>,
+    strict: bool,
+    split: Option<usize>,
+    fast: Option<FastModel<'_>>,
+) -> Outcome {
     let (mut quads, mut rejects) = (Vec::new(), Vec::new());
     let mut on_quad = |q: Quad| {
         quads.push(q.to_string());
@@ -305,7 +314,7 @@ fn outcome(doc: &[u8], trig: bool, base: Option<&str>, strict: bool, split: Opti
         }
     };
     let declared = match split {
-        Some(target) => crate::parse_split(trig, doc, base, target, &mut on_quad, &mut on_reject),
+        Some(target) => crate::terse::split_with(trig, doc, base, target, fast, &mut on_quad, &mut on_reject),
         None => {
             let syntax = if trig { Syntax::TriG } else { Syntax::Turtle };
             parse_terse(syntax, doc, base, &mut on_quad, &mut on_reject)
@@ -324,8 +333,8 @@ fn outcome(doc: &[u8], trig: bool, base: Option<&str>, strict: bool, split: Opti
 /// same rejects and errors with the same positions, the same prefix declarations.
 pub fn check_split(doc: &[u8], trig: bool, base: Option<&str>, target: usize) -> Result<(), String> {
     for strict in [false, true] {
-        let seq = outcome(doc, trig, base, strict, None);
-        let split = outcome(doc, trig, base, strict, Some(target));
+        let seq = outcome(doc, trig, base, strict, None, None);
+        let split = outcome(doc, trig, base, strict, Some(target), None);
         if seq != split {
             return Err(format!(
                 "split into {target}-byte chunks (strict: {strict}) differs from the sequential parse:\n\
@@ -335,6 +344,74 @@ pub fn check_split(doc: &[u8], trig: bool, base: Option<&str>, target: usize) ->
         }
     }
     Ok(())
+}
+
+const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
+const RDF_DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
+
+/// A model of the pipeline's fast encoding (crates/pipeline/src/encode.rs): the quads that
+/// fast-path statements stand for, built with oxrdf's checking constructors (IRIs by oxiri,
+/// language tags by oxilangtag, as the pipeline checks a new term), or `None` when a term
+/// fails them and oxttl must decide.
+pub fn fast_quads(statements: &[FastStatement<'_>]) -> Option<Vec<Quad>> {
+    fn term(t: &TermSlice<'_>) -> Option<Term> {
+        Some(match *t {
+            TermSlice::Iri(iri) => NamedNode::new(iri).ok()?.into(),
+            TermSlice::Blank(label) => BlankNode::new_unchecked(label).into(),
+            TermSlice::Literal { lex, lang: Some(lang), .. } => {
+                Literal::new_language_tagged_literal(lex, lang).ok()?.into()
+            }
+            TermSlice::Literal { lex, lang: None, datatype: Some(dt) } => {
+                if dt == RDF_LANG_STRING || dt == RDF_DIR_LANG_STRING {
+                    return None;
+                }
+                Literal::new_typed_literal(lex, NamedNode::new(dt).ok()?).into()
+            }
+            TermSlice::Literal { lex, lang: None, datatype: None } => Literal::new_simple_literal(lex).into(),
+        })
+    }
+    let mut quads = Vec::with_capacity(statements.len());
+    for st in statements {
+        let subject = match term(&st.subject)? {
+            Term::NamedNode(n) => NamedOrBlankNode::NamedNode(n),
+            Term::BlankNode(b) => NamedOrBlankNode::BlankNode(b),
+            other => panic!("the fast path gave a literal subject: {other}"),
+        };
+        let graph = match st.graph.as_ref().map(term) {
+            None => GraphName::DefaultGraph,
+            Some(Some(Term::NamedNode(n))) => GraphName::NamedNode(n),
+            Some(Some(Term::BlankNode(b))) => GraphName::BlankNode(b),
+            Some(other) => panic!("a graph name the fast path cannot give: {other:?}"),
+        };
+        quads.push(Quad::new(subject, NamedNode::new(st.predicate).ok()?, term(&st.object)?, graph));
+    }
+    Some(quads)
+}
+
+/// The Turtle/TriG fast path (fastterse.rs) against oxttl, on any bytes: cut into chunks of
+/// `target` bytes and parsed with the fast path on (its statements taken through
+/// [`fast_quads`]), in skip and in strict mode, the same quads in the same order (blank
+/// nodes included), the same rejects and errors at the same positions, the same prefix
+/// declarations as without it. Ok: how many statements the fast path gave.
+pub fn check_fast(doc: &[u8], trig: bool, base: Option<&str>, target: usize) -> Result<usize, String> {
+    let taken = std::cell::Cell::new(0);
+    let model = |st: &[FastStatement<'_>]| {
+        let quads = fast_quads(st);
+        taken.set(taken.get() + quads.as_ref().map_or(0, Vec::len));
+        quads
+    };
+    for strict in [false, true] {
+        let oxttl = outcome(doc, trig, base, strict, Some(target), None);
+        let fast = outcome(doc, trig, base, strict, Some(target), Some(&model));
+        if oxttl != fast {
+            return Err(format!(
+                "with the fast path ({target}-byte chunks, strict: {strict}) the parse differs:\n\
+                 oxttl: {oxttl:?}\nfast path: {fast:?}\n--- document (TriG: {trig}):\n{}",
+                String::from_utf8_lossy(doc)
+            ));
+        }
+    }
+    Ok(taken.get())
 }
 
 /// `doc` with a few bytes changed where the grammar is touchy (quotes, brackets, dots,
@@ -428,5 +505,57 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The fast path gives what oxttl gives, on generated documents and on mutated ones (see
+    /// [`mutate`]), with and without a base; and it does take most generated statements.
+    #[test]
+    fn fast_path_parse_equals_oxttl() {
+        let (mut taken, mut statements) = (0, 0);
+        for seed in 0..1500u64 {
+            for trig in [false, true] {
+                let mut c = Choices::new(&[], seed * 2 + trig as u64 + 7);
+                let case = generate(&mut c, trig);
+                statements += case.statements.len();
+                let target = [1, 64, 1 << 20][c.below(3) as usize];
+                let base = c.chance(50).then_some("http://base/a/b");
+                match check_fast(case.doc.as_bytes(), trig, base, target) {
+                    Ok(n) => taken += n,
+                    Err(e) => panic!("seed {seed}: {e}"),
+                }
+                let mutated = mutate(&mut c, &case.doc);
+                if let Err(e) = check_fast(&mutated, trig, base, target) {
+                    panic!("seed {seed} (mutated): {e}");
+                }
+            }
+        }
+        // (Counted in both modes; most generated statements hold a term left to oxttl on purpose.)
+        assert!(taken > statements / 2, "the fast path took {taken} quads of {statements} statements");
+    }
+
+    /// The careful points of the fast path against oxttl: IRIs that base resolution could
+    /// change, names with dots, colons and `%`, numbers, TriG blocks (the fast path starts
+    /// once oxttl named the block's graph), blank labels beside anonymous nodes, CRs.
+    #[test]
+    fn fast_path_careful_points_equal_oxttl() {
+        let turtle = "@prefix ex: <http://ex/> .\n@prefix : <http://e/a.b/> .\n\
+            <http:foo> <HTTP://A/b> <urn:x:y> , <http://a/b/./c> , <http://a/b/../c> , <http://a> .\n\
+            ex:s ex:p ex:o.x , ex:o. ex:t :p.q :r:s%41.\n_:b1 a ex:T ; ex:q _:b1.x, [ ex:r _:b1 ] .\n\
+            ex:s ex:p 1 , -2.5 , +3e4 , 1. ex:s ex:p true, false, \"x\"@EN-gb, 'y'^^ex:d .\r\n\
+            ex:s ex:p \"a\"^^<rel> , <rel> .\nex:s ex:p ex:o # a comment\r ex:q .\n\
+            BASE <http://b/x/../y/>\nex:s ex:p <http://c/d>, <z> .\nex:s ex:p nope:x .\nex:s ex:p ex:o ; ; .\n";
+        let trig = "@prefix ex: <http://ex/> .\nex:g { ex:a ex:b ex:c . ex:d ex:e ex:f . ex:h ex:i ex:j }\n\
+            { ex:a ex:b ex:c . ex:d ex:e 1 . }\n[] { ex:a ex:b _:x . ex:d ex:e _:x . }\n\
+            _:g { ex:a ex:b ex:c . ex:d ex:e ex:f . }\nGRAPH <http://g/> { ex:a ex:b [] . ex:d ex:e ex:f . ex:k ex:l ex:m . }\n\
+            ex:top ex:level ex:triple .\nex:g2 { ex:a ex:b bad:c . ex:d ex:e ex:f . }\n";
+        let mut taken = 0;
+        for (doc, trig) in [(turtle, false), (trig, true)] {
+            for base in [None, Some("http://base/a/b")] {
+                for target in [1, 16, 1 << 20] {
+                    taken += check_fast(doc.as_bytes(), trig, base, target).unwrap_or_else(|e| panic!("{e}"));
+                }
+            }
+        }
+        assert!(taken > 100, "the fast path took {taken} quads");
     }
 }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use extsort::SpillDir;
-use rdf_input::fastline::{parse_fast_line, FastLine};
+use rdf_input::fastline::{parse_fast_line, FastLine, FastStatement};
 use rdf_input::{
     parse_chunk, parse_line_chunk, parse_terse, parse_terse_from, Chunk, ChunkEnd, InputFile, LineChunker, Rejected,
     Syntax, TerseChunk, TerseSplitter,
@@ -406,7 +406,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                 }
             }
             Job::Terse { file, chunk } => {
-                completed = parse_terse_chunk(sh, file, &chunk, &mut out, &mut enc, &mut on_reject);
+                completed = parse_terse_chunk(sh, file, &chunk, &mut out, &mut enc, &mut fast, &mut on_reject);
             }
             Job::Whole { file } => {
                 let f = &sh.files[file];
@@ -500,11 +500,14 @@ fn parse_terse_chunk(
     chunk: &TerseChunk,
     out: &mut WorkerOutput,
     enc: &mut Encoder<'_>,
+    fast: &mut FastEncoder<'_>,
     on_reject: &mut dyn FnMut(Rejected) -> Result<(), Stop>,
 ) -> bool {
     let f = &sh.files[file];
     let strict = sh.opts.on_error == OnError::Strict;
-    let mut scope = blank_scope(file, f, false);
+    // Shared by the statements oxttl gives and those the fast path reads.
+    let out = std::cell::RefCell::new(out);
+    let scope = std::cell::RefCell::new(blank_scope(file, f, false));
     let mut refused = Vec::new();
     let window = std::cell::RefCell::new(None);
     let on_reject = std::cell::RefCell::new(on_reject);
@@ -529,12 +532,32 @@ fn parse_terse_chunk(
             if let Some(r) = sh.direction_conflict(&q, file, locate) {
                 return (on_reject.borrow_mut())(r);
             }
-            out.emit(enc.quad(&q, &mut scope, f.syntax == Syntax::TriG)).map_err(|e| {
+            out.borrow_mut().emit(enc.quad(&q, &mut scope.borrow_mut(), f.syntax == Syntax::TriG)).map_err(|e| {
                 sh.fail(LoadError::from_output_io("spilling", e));
                 Stop
             })
         },
         &mut |r| (on_reject.borrow_mut())(r),
+        Some(&mut |st: &[FastStatement<'_>]| {
+            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
+                return Err(Stop);
+            }
+            let encoded = match fast.statements(st, &mut scope.borrow_mut(), f.syntax == Syntax::TriG) {
+                Ok(Some(encoded)) => encoded,
+                Ok(None) => return Ok(false), // a new term fails its check: oxttl decides
+                Err(e) => {
+                    sh.fail(LoadError::from_output_io("spilling the dictionary", e));
+                    return Err(Stop);
+                }
+            };
+            for &e in encoded {
+                out.borrow_mut().emit(Ok(e)).map_err(|e| {
+                    sh.fail(LoadError::from_output_io("spilling tuples", e));
+                    Stop
+                })?;
+            }
+            Ok(true)
+        }),
     );
     // Refused literals become rejects once their positions in the chunk are found.
     if !refused.is_empty() {

@@ -21,14 +21,14 @@
 //!
 //! All sizes of the resource model are here, with where each constant comes from.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rdf_input::oxrdf::{GraphName, NamedOrBlankNode, Quad, Term as RdfTerm};
-use rdf_input::sample::{sample_windows, turtle_statements, Reach};
+use rdf_input::sample::{in_parallel, sample_windows, turtle_statements, Reach, Window};
 use rdf_input::{parse_line_chunk, parse_terse, InputFile, Syntax};
 use serde::Serialize;
 use tdb2::term::{encode_term, format_lang_tag, Term, XSD_STRING};
@@ -129,7 +129,8 @@ pub struct InputEstimate {
 
 /// Distinct stored terms of a sample and their stored bytes.
 struct TermCounter {
-    seen: HashSet<u128, foldhash::fast::FixedState>,
+    /// Each term's hash and stored length.
+    seen: HashMap<u128, u32, foldhash::fast::FixedState>,
     bytes: u64,
     buf: Vec<u8>,
     lang: String,
@@ -138,7 +139,7 @@ struct TermCounter {
 impl TermCounter {
     fn new() -> Self {
         TermCounter {
-            seen: HashSet::with_hasher(foldhash::fast::FixedState::with_seed(7)),
+            seen: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(7)),
             bytes: 0,
             buf: Vec::new(),
             lang: String::new(),
@@ -150,8 +151,17 @@ impl TermCounter {
         encode_term(&t, &mut self.buf);
         let h = foldhash::fast::FixedState::with_seed(1).hash_one(&self.buf[..]);
         let h2 = foldhash::fast::FixedState::with_seed(2).hash_one(&self.buf[..]);
-        if self.seen.insert((u128::from(h) << 64) | u128::from(h2)) {
+        if self.seen.insert((u128::from(h) << 64) | u128::from(h2), self.buf.len() as u32).is_none() {
             self.bytes += self.buf.len() as u64;
+        }
+    }
+
+    /// Adds the terms of another sample.
+    fn merge(&mut self, other: TermCounter) {
+        for (h, len) in other.seen {
+            if self.seen.insert(h, len).is_none() {
+                self.bytes += u64::from(len);
+            }
         }
     }
 
@@ -206,7 +216,7 @@ impl TermCounter {
 /// Reads windows of `f` (rdf_input::sample), parses them and extrapolates. A read error
 /// (corrupt or truncated compressed data) fails the plan as it would fail the load, naming
 /// the file.
-fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError> {
+fn sample(f: &InputFile, base: Option<&str>, threads: usize) -> Result<InputEstimate, LoadError> {
     let corrupt = |e: io::Error| {
         if e.kind() == io::ErrorKind::NotFound {
             LoadError::InputMissing { path: f.path.clone(), source: e }
@@ -220,17 +230,14 @@ fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError>
             }
         }
     };
-    let taken = sample_windows(f, SAMPLE_WINDOWS, WINDOW_BYTES, SAMPLE_BYTES).map_err(corrupt)?;
-    let mut terms = TermCounter::new();
-    let mut quads = false;
-    // Statements per window (the first is the head), and the compressed bytes each stands for.
-    let mut counts = Vec::with_capacity(taken.windows.len());
-    let mut costs = Vec::with_capacity(taken.windows.len());
+    let taken = sample_windows(f, SAMPLE_WINDOWS, WINDOW_BYTES, SAMPLE_BYTES, threads).map_err(corrupt)?;
     let base_iri = base.map(str::to_string).unwrap_or_else(|| format!("file://{}", f.path.display()));
-    // The head's prefix declarations, for the Turtle windows after it.
-    let mut declared = String::new();
-    for (k, w) in taken.windows.iter().enumerate() {
-        let mut statements = 0u64;
+    // One window's statements, whether it has quads, its distinct terms, and the compressed
+    // bytes it stands for. Bad statements in the sample do not count; the load decides what
+    // they mean.
+    let count = |k: usize, w: &Window, declared: &str| {
+        let mut terms = TermCounter::new();
+        let (mut statements, mut quads) = (0u64, false);
         let mut on_quad = |q: Quad| -> Result<(), ()> {
             statements += 1;
             quads |= q.graph_name != GraphName::DefaultGraph;
@@ -238,23 +245,35 @@ fn sample(f: &InputFile, base: Option<&str>) -> Result<InputEstimate, LoadError>
             Ok(())
         };
         let mut cost = w.compressed_bytes;
-        // Bad statements in the sample do not count; the load decides what they mean.
+        let mut prefixes = Vec::new();
         if f.syntax.is_line_based() {
             let _ = parse_line_chunk(f.syntax, &w.text, 1, &mut on_quad, |_| Ok(()));
         } else if k == 0 {
-            if let Ok(prefixes) = parse_terse(f.syntax, &w.text[..], Some(&base_iri), &mut on_quad, |_| Ok(())) {
-                for (p, ns) in prefixes {
-                    declared.push_str(&format!("@prefix {p}: <{ns}> .\n"));
-                }
-            }
+            prefixes =
+                parse_terse(f.syntax, &w.text[..], Some(&base_iri), &mut on_quad, |_| Ok(())).unwrap_or_default();
         } else {
             let span = turtle_statements(&w.text);
             cost *= span.len() as f64 / w.text.len().max(1) as f64;
             let text = [declared.as_bytes(), &w.text[span]].concat();
             let _ = parse_terse(f.syntax, &text[..], Some(&base_iri), &mut on_quad, |_| Ok(()));
         }
+        (statements, quads, terms, cost, prefixes)
+    };
+    // The head first: the Turtle windows after it take the prefixes it declares.
+    let (head, rest) = taken.windows.split_first().expect("the head window");
+    let head = count(0, head, "");
+    let declared: String = head.4.iter().map(|(p, ns)| format!("@prefix {p}: <{ns}> .\n")).collect();
+    let rest = in_parallel(rest, threads, |w| count(1, w, &declared));
+    let mut terms = TermCounter::new();
+    let mut quads = false;
+    // Statements per window (the first is the head), and the compressed bytes each stands for.
+    let mut counts = Vec::with_capacity(taken.windows.len());
+    let mut costs = Vec::with_capacity(taken.windows.len());
+    for (statements, has_quads, window_terms, cost, _) in std::iter::once(head).chain(rest) {
         counts.push(statements);
         costs.push(cost);
+        quads |= has_quads;
+        terms.merge(window_terms);
     }
     let sampled: u64 = counts.iter().sum();
     let text_bytes: u64 = taken.windows.iter().map(|w| w.text.len() as u64).sum();
@@ -533,7 +552,7 @@ pub fn plan(req: &PlanRequest, files: &[InputFile], interrupt: &AtomicBool) -> R
         if interrupt.load(Ordering::Relaxed) {
             return Err(LoadError::Interrupted);
         }
-        inputs[i] = Some(sample(&files[i], req.base.as_deref())?);
+        inputs[i] = Some(sample(&files[i], req.base.as_deref(), req.threads.max(1))?);
     }
     // The rest: like the sampled ones, per compressed byte.
     let (sb, ss, st, stb) = inputs.iter().flatten().fold((0u64, 0u64, 0u64, 0u64), |a, e| {

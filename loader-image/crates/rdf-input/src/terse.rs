@@ -78,8 +78,26 @@ fn is_blank(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// Bytes that end a word: blanks and Turtle's punctuation (a table: the scanner asks for
+/// every byte of every name).
+const NOT_WORD: [bool; 256] = {
+    let mut t = [false; 256];
+    let ends = b" \t\n\r<>\"'{}()[],;#^|~";
+    let mut k = 0;
+    while k < ends.len() {
+        t[ends[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
+
 fn is_word(b: u8) -> bool {
-    !is_blank(b) && !b"<>\"'{}()[],;#^|~".contains(&b)
+    !NOT_WORD[b as usize]
+}
+
+/// The first of `a` or `b` at or after `from`, if any (`from` may be past the end).
+fn find2(a: u8, b: u8, buf: &[u8], from: usize) -> Option<usize> {
+    buf.get(from..).and_then(|rest| memchr::memchr2(a, b, rest)).map(|p| from + p)
 }
 
 /// Finds the unit starting at `start`. `in_block`: inside a TriG graph block.
@@ -148,22 +166,19 @@ fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan
                 } else {
                     let mut j = i + 1;
                     loop {
-                        if j >= n {
+                        // as oxttl reads an IRI: up to `>`, whatever comes before (a bad
+                        // character is its error, in this unit)
+                        let Some(k) = find2(b'>', b'\\', buf, j) else {
                             need!();
                             i = n;
                             break;
+                        };
+                        if buf[k] == b'>' {
+                            i = k + 1;
+                            iri = true;
+                            break;
                         }
-                        // as oxttl reads an IRI: up to `>`, whatever comes before (a bad
-                        // character is its error, in this unit)
-                        match buf[j] {
-                            b'>' => {
-                                i = j + 1;
-                                iri = true;
-                                break;
-                            }
-                            b'\\' => j += 2,
-                            _ => j += 1,
-                        }
+                        j = k + 2;
                     }
                 }
             }
@@ -176,6 +191,8 @@ fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan
                 if long {
                     let mut j = i + 3;
                     loop {
+                        // Only a quote or a backslash can end the string or skip a byte.
+                        j = find2(c, b'\\', buf, j).unwrap_or(n);
                         if j + 2 >= n {
                             need!();
                             i = n;
@@ -195,21 +212,18 @@ fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan
                 } else {
                     let mut j = i + 1;
                     loop {
-                        if j >= n {
+                        // as oxttl reads a string: a line end inside is its error, but the
+                        // token runs on to the closing quote
+                        let Some(k) = find2(c, b'\\', buf, j) else {
                             need!();
                             i = n;
                             break;
+                        };
+                        if buf[k] == c {
+                            i = k + 1;
+                            break;
                         }
-                        // as oxttl reads a string: a line end inside is its error, but the
-                        // token runs on to the closing quote
-                        match buf[j] {
-                            b'\\' => j += 2,
-                            b if b == c => {
-                                i = j + 1;
-                                break;
-                            }
-                            _ => j += 1,
-                        }
+                        j = k + 2;
                     }
                 }
             }

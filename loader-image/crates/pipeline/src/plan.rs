@@ -213,6 +213,18 @@ impl TermCounter {
     }
 }
 
+/// What one sampled window holds.
+struct WindowCount {
+    statements: u64,
+    /// Any statement in a named graph.
+    quads: bool,
+    terms: TermCounter,
+    /// The compressed bytes the parsed part of the window stands for.
+    cost: f64,
+    /// The prefixes a Turtle head declares.
+    prefixes: Vec<(String, String)>,
+}
+
 /// Reads windows of `f` (rdf_input::sample), parses them and extrapolates. A read error
 /// (corrupt or truncated compressed data) fails the plan as it would fail the load, naming
 /// the file.
@@ -232,48 +244,51 @@ fn sample(f: &InputFile, base: Option<&str>, threads: usize) -> Result<InputEsti
     };
     let taken = sample_windows(f, SAMPLE_WINDOWS, WINDOW_BYTES, SAMPLE_BYTES, threads).map_err(corrupt)?;
     let base_iri = base.map(str::to_string).unwrap_or_else(|| format!("file://{}", f.path.display()));
-    // One window's statements, whether it has quads, its distinct terms, and the compressed
-    // bytes it stands for. Bad statements in the sample do not count; the load decides what
-    // they mean.
-    let count = |k: usize, w: &Window, declared: &str| {
-        let mut terms = TermCounter::new();
-        let (mut statements, mut quads) = (0u64, false);
+    // Bad statements in the sample do not count; the load decides what they mean.
+    let count = |w: &Window, head: bool, declared: &str| {
+        let mut c = WindowCount {
+            statements: 0,
+            quads: false,
+            terms: TermCounter::new(),
+            cost: w.compressed_bytes,
+            prefixes: Vec::new(),
+        };
         let mut on_quad = |q: Quad| -> Result<(), ()> {
-            statements += 1;
-            quads |= q.graph_name != GraphName::DefaultGraph;
-            terms.quad(&q);
+            c.statements += 1;
+            c.quads |= q.graph_name != GraphName::DefaultGraph;
+            c.terms.quad(&q);
             Ok(())
         };
-        let mut cost = w.compressed_bytes;
-        let mut prefixes = Vec::new();
         if f.syntax.is_line_based() {
             let _ = parse_line_chunk(f.syntax, &w.text, 1, &mut on_quad, |_| Ok(()));
-        } else if k == 0 {
-            prefixes =
-                parse_terse(f.syntax, &w.text[..], Some(&base_iri), &mut on_quad, |_| Ok(())).unwrap_or_default();
+        } else if head {
+            let declared = parse_terse(f.syntax, &w.text[..], Some(&base_iri), &mut on_quad, |_| Ok(()));
+            c.prefixes = declared.unwrap_or_default();
         } else {
             let span = turtle_statements(&w.text);
-            cost *= span.len() as f64 / w.text.len().max(1) as f64;
+            let share = span.len() as f64 / w.text.len().max(1) as f64;
             let text = [declared.as_bytes(), &w.text[span]].concat();
             let _ = parse_terse(f.syntax, &text[..], Some(&base_iri), &mut on_quad, |_| Ok(()));
+            c.cost *= share;
         }
-        (statements, quads, terms, cost, prefixes)
+        c
     };
     // The head first: the Turtle windows after it take the prefixes it declares.
     let (head, rest) = taken.windows.split_first().expect("the head window");
-    let head = count(0, head, "");
-    let declared: String = head.4.iter().map(|(p, ns)| format!("@prefix {p}: <{ns}> .\n")).collect();
-    let rest = in_parallel(rest, threads, |w| count(1, w, &declared));
+    let head = count(head, true, "");
+    let declared: String = head.prefixes.iter().map(|(p, ns)| format!("@prefix {p}: <{ns}> .\n")).collect();
+    let rest = in_parallel(rest, threads, |w| count(w, false, &declared))
+        .map_err(|e| LoadError::Internal(format!("starting the sampling threads: {e}")))?;
     let mut terms = TermCounter::new();
     let mut quads = false;
     // Statements per window (the first is the head), and the compressed bytes each stands for.
     let mut counts = Vec::with_capacity(taken.windows.len());
     let mut costs = Vec::with_capacity(taken.windows.len());
-    for (statements, has_quads, window_terms, cost, _) in std::iter::once(head).chain(rest) {
-        counts.push(statements);
-        costs.push(cost);
-        quads |= has_quads;
-        terms.merge(window_terms);
+    for c in std::iter::once(head).chain(rest) {
+        counts.push(c.statements);
+        costs.push(c.cost);
+        quads |= c.quads;
+        terms.merge(c.terms);
     }
     let sampled: u64 = counts.iter().sum();
     let text_bytes: u64 = taken.windows.iter().map(|w| w.text.len() as u64).sum();

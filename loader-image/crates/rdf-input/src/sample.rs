@@ -22,7 +22,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::detect::{decompress, read_up_to, Compression, InputFile, Syntax};
@@ -36,26 +36,15 @@ use crate::parallel_bzip2::{decode_block, find_magics};
 pub const BZIP2_BYTES_PER_WINDOW: u64 = 256 << 10;
 pub const MIN_BZIP2_WINDOWS: usize = 32;
 
-/// `f` of every item, on up to `threads` threads, in the items' order.
-pub fn in_parallel<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads.clamp(1, items.len().max(1)))
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { return mine };
-                        mine.push((i, f(item)));
-                    }
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().expect("a sampling thread panicked")).collect()
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
+/// `f` of every item, on a pool of `threads` threads, in the items' order.
+pub fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync + Send,
+) -> io::Result<Vec<R>> {
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build().map_err(io::Error::other)?;
+    Ok(pool.install(|| items.par_iter().map(f).collect()))
 }
 
 /// Decompressed text of one window, cut to whole lines (for line-based syntaxes).
@@ -199,15 +188,14 @@ pub fn sample_windows(
             Compression::Zstd => "zstd frame",
             Compression::Xz | Compression::Lzma => "",
         };
-        let starts: Vec<u64> =
-            if what.is_empty() { Vec::new() } else { (1..count).map(|k| stride * k as u64).collect() };
+        let random_access = !matches!(f.compression, Compression::Xz | Compression::Lzma);
+        let starts: Vec<u64> = if random_access { (1..count).map(|k| stride * k as u64).collect() } else { Vec::new() };
         let take = |at: &u64| match f.compression {
             Compression::Bzip2 => bzip2_window(f, *at, window_bytes),
             Compression::Gzip | Compression::Zstd => member_window(f, *at, stride, window_bytes),
             _ => plain_window(f, *at, window_bytes),
         };
-        let rest = in_parallel(&starts, threads, take);
-        let rest: Vec<Option<Window>> = rest.into_iter().collect::<io::Result<_>>()?;
+        let rest: Vec<Option<Window>> = in_parallel(&starts, threads, take)?.into_iter().collect::<io::Result<_>>()?;
         // (A member found at offset 0 is the head's: one member, no random access.)
         if rest.iter().flatten().any(|w| w.offset > 0) {
             for w in rest {

@@ -6,12 +6,17 @@
 //! spills its entries, sorted by MD5 key, to a run file and starts over. A term seen again
 //! after its shard spilled gets a second provisional id; the final merge of all runs in MD5
 //! order maps every provisional id of a term to the same NodeId.
+//!
+//! Every run ends with a footer saying where each bucket of keys (by their first byte)
+//! starts in it, so that the node table can merge disjoint key ranges on several threads
+//! ([`DictTerms::merge`]); MD5 keys are uniform, so equal bucket ranges are equal work.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::hash::BuildHasher;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,6 +31,13 @@ const SHARDS: usize = 1 << SHARD_BITS;
 const SHARD_MASK: u64 = SHARDS as u64 - 1;
 /// Bytes an entry costs besides its term bytes: start offset, MD5 key, hash-table slot.
 const ENTRY_OVERHEAD: usize = 8 + 16 + 8;
+/// Key buckets, by the key's first byte: the unit in which key ranges are merged.
+pub const KEY_BUCKETS: usize = 256;
+/// A run's footer: the offset of each bucket's first record, then the end of the records,
+/// little-endian.
+const FOOTER_BYTES: u64 = (KEY_BUCKETS as u64 + 1) * 8;
+/// A run record's header: MD5 key, provisional sequence number, length of the term bytes.
+const RECORD_HEADER: u64 = 16 + 8 + 4;
 
 /// A provisional id: `(sequence within shard) << SHARD_BITS | shard`; always < 2^63, so
 /// it never collides with an inline NodeId (bit 63 set) in the same tuple column.
@@ -212,15 +224,26 @@ impl Dictionary {
             let (path, f) = self.spill.new_file("dict")?;
             let mut w = BufWriter::with_capacity(1 << 20, f);
             let mut written = 0u64;
+            let mut bucket_starts = [0u64; KEY_BUCKETS + 1];
+            let mut next_bucket = 0;
             for i in sh.order() {
                 let i = i as usize;
                 let bytes = sh.bytes(i);
+                while next_bucket <= usize::from(sh.keys[i][0]) {
+                    bucket_starts[next_bucket] = written;
+                    next_bucket += 1;
+                }
                 w.write_all(&sh.keys[i])?;
                 w.write_all(&(sh.base + i as u64).to_le_bytes())?;
                 w.write_all(&(bytes.len() as u32).to_le_bytes())?;
                 w.write_all(bytes)?;
-                written += 28 + bytes.len() as u64;
+                written += RECORD_HEADER + bytes.len() as u64;
             }
+            bucket_starts[next_bucket..].fill(written);
+            for start in bucket_starts {
+                w.write_all(&start.to_le_bytes())?;
+            }
+            written += FOOTER_BYTES;
             w.flush()?;
             self.spill.add_bytes(written);
             if !keep {
@@ -326,38 +349,92 @@ impl Dictionary {
             .sum()
     }
 
-    /// Consumes the dictionary into a stream of its terms in MD5-key order (the node
-    /// table's order), merging spilled runs, and a remap table sized for every id.
-    pub fn into_merge(self) -> io::Result<(TermMerge, Remap)> {
+    /// Consumes the dictionary into its terms, ready to be merged in MD5-key order (the
+    /// node table's order), and a remap table sized for every id.
+    pub fn into_terms(self) -> io::Result<(DictTerms, Remap)> {
         use rayon::prelude::*;
         let shards: Vec<Shard> = self.shards.into_iter().map(|m| m.into_inner().expect("shard")).collect();
         let remap = Remap { per_shard: shards.iter().map(|s| vec![0u64; (s.base as usize) + s.len()]).collect() };
         let orders: Vec<Vec<u32>> = shards.par_iter().map(Shard::order).collect();
-        let mut sources = Vec::new();
-        for (n, (sh, order)) in shards.iter().zip(orders).enumerate() {
-            for run in &sh.runs {
-                sources.push(Source::Run { shard: n as u64, r: BufReader::with_capacity(1 << 16, File::open(run)?) });
-            }
-            sources.push(Source::Memory { shard: n as u64, order, pos: 0 });
-        }
-        let mut m = TermMerge { shards, sources, heap: BinaryHeap::new(), current: Vec::new(), _spill: self.spill };
-        for s in 0..m.sources.len() {
-            m.advance(s)?;
-        }
-        Ok((m, remap))
+        let footers = shards
+            .iter()
+            .map(|sh| sh.runs.iter().map(|r| read_footer(r)).collect::<io::Result<Vec<_>>>())
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok((DictTerms { shards, orders, footers, spill: self.spill }, remap))
     }
 }
 
-impl TermMerge {
+/// Reads where each key bucket starts in a run (see [`FOOTER_BYTES`]).
+fn read_footer(path: &std::path::Path) -> io::Result<[u64; KEY_BUCKETS + 1]> {
+    let mut f = File::open(path)?;
+    let len = f.metadata()?.len();
+    let corrupt =
+        || io::Error::new(io::ErrorKind::InvalidData, format!("dictionary run {} is corrupt", path.display()));
+    if len < FOOTER_BYTES {
+        return Err(corrupt());
+    }
+    f.seek(SeekFrom::Start(len - FOOTER_BYTES))?;
+    let mut raw = vec![0u8; FOOTER_BYTES as usize];
+    f.read_exact(&mut raw)?;
+    let mut starts = [0u64; KEY_BUCKETS + 1];
+    for (s, b) in starts.iter_mut().zip(raw.chunks_exact(8)) {
+        *s = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    }
+    if starts.windows(2).any(|w| w[0] > w[1]) || starts[KEY_BUCKETS] != len - FOOTER_BYTES {
+        return Err(corrupt());
+    }
+    Ok(starts)
+}
+
+/// Every term of a dictionary (its in-memory entries and its runs), to be merged in MD5-key
+/// order: all at once or as disjoint ranges of key buckets, each on its own thread.
+pub struct DictTerms {
+    shards: Vec<Shard>,
+    /// Per shard, its in-memory entries in key order.
+    orders: Vec<Vec<u32>>,
+    /// Per shard and run, where each key bucket starts in the run.
+    footers: Vec<Vec<[u64; KEY_BUCKETS + 1]>>,
+    spill: Arc<SpillDir>,
+}
+
+impl DictTerms {
+    /// How many sources a merge reads at once (runs, and shards holding entries in memory).
+    pub fn sources(&self) -> usize {
+        self.shards.iter().zip(&self.orders).map(|(sh, o)| sh.runs.len() + usize::from(!o.is_empty())).sum()
+    }
+
+    /// The terms whose key's first byte is in `buckets`, in key order; each run is read
+    /// through a buffer of `buffer_bytes`.
+    pub fn merge(&self, buckets: Range<usize>, buffer_bytes: usize) -> io::Result<TermMerge<'_>> {
+        let mut sources = Vec::new();
+        for (n, ((sh, order), footers)) in self.shards.iter().zip(&self.orders).zip(&self.footers).enumerate() {
+            for (run, starts) in sh.runs.iter().zip(footers) {
+                let (from, to) = (starts[buckets.start], starts[buckets.end]);
+                let mut f = File::open(run)?;
+                f.seek(SeekFrom::Start(from))?;
+                sources.push(Source::Run {
+                    shard: n as u64,
+                    r: BufReader::with_capacity(buffer_bytes, f),
+                    left: to - from,
+                });
+            }
+            let in_range = |b: usize| order.partition_point(|&i| usize::from(sh.keys[i as usize][0]) < b);
+            sources.push(Source::Memory { shard: n as u64, pos: in_range(buckets.start), end: in_range(buckets.end) });
+        }
+        let mut m = TermMerge { terms: self, sources, heap: BinaryHeap::new(), current: Vec::new() };
+        for s in 0..m.sources.len() {
+            m.advance(s)?;
+        }
+        Ok(m)
+    }
+
     /// Deletes the dictionary's run files (once the node table is durable).
     pub fn remove_runs(self) -> io::Result<()> {
-        let TermMerge { shards, sources, _spill: spill, .. } = self;
-        drop(sources); // close the files first
-        for sh in shards {
+        for sh in self.shards {
             for r in sh.runs {
                 let bytes = std::fs::metadata(&r)?.len();
                 std::fs::remove_file(&r)?;
-                spill.release_bytes(bytes);
+                self.spill.release_bytes(bytes);
             }
         }
         Ok(())
@@ -365,76 +442,91 @@ impl TermMerge {
 }
 
 enum Source {
-    Memory { shard: u64, order: Vec<u32>, pos: usize },
-    Run { shard: u64, r: BufReader<File> },
+    /// Entries `pos..end` of the shard's key order.
+    Memory { shard: u64, pos: usize, end: usize },
+    /// A run, `left` bytes of records still to read.
+    Run { shard: u64, r: BufReader<File>, left: u64 },
 }
 
-/// One term of the merged stream.
+/// A merged term: its key and provisional id (its bytes go to the caller's buffer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MergedTerm {
     pub key: [u8; 16],
     pub prov: ProvId,
-    pub bytes: Vec<u8>,
 }
 
-/// Terms of every shard and run, ascending by MD5 key (equal keys: the same term seen in
-/// several runs, each with its own provisional id).
-pub struct TermMerge {
-    shards: Vec<Shard>,
+/// Where the bytes of a source's current term are: in memory (shard, entry) or next in its
+/// run (their length).
+#[derive(Clone, Copy)]
+enum Pending {
+    Memory(usize, usize),
+    Run(u32),
+}
+
+/// Terms of every shard and run in a range of key buckets, ascending by MD5 key (equal keys:
+/// the same term seen in several runs, each with its own provisional id, in source order).
+pub struct TermMerge<'a> {
+    terms: &'a DictTerms,
     sources: Vec<Source>,
     heap: BinaryHeap<Reverse<([u8; 16], usize)>>,
-    current: Vec<Option<MergedTerm>>,
-    _spill: Arc<SpillDir>,
+    current: Vec<Option<(MergedTerm, Pending)>>,
 }
 
-impl TermMerge {
+impl TermMerge<'_> {
+    /// Reads a source's next term head (its bytes stay where they are until it is taken).
     fn advance(&mut self, s: usize) -> io::Result<()> {
         if self.current.len() <= s {
             self.current.resize_with(s + 1, || None);
         }
         let next = match &mut self.sources[s] {
-            Source::Memory { shard, order, pos } => {
-                if *pos < order.len() {
-                    let sh = &self.shards[*shard as usize];
-                    let i = order[*pos] as usize;
+            Source::Memory { shard, pos, end } => {
+                if *pos < *end {
+                    let n = *shard as usize;
+                    let sh = &self.terms.shards[n];
+                    let i = self.terms.orders[n][*pos] as usize;
                     *pos += 1;
-                    Some(MergedTerm {
-                        key: sh.keys[i],
-                        prov: ((sh.base + i as u64) << SHARD_BITS) | *shard,
-                        bytes: sh.bytes(i).to_vec(),
-                    })
+                    let prov = ((sh.base + i as u64) << SHARD_BITS) | *shard;
+                    Some((MergedTerm { key: sh.keys[i], prov }, Pending::Memory(n, i)))
                 } else {
                     None
                 }
             }
-            Source::Run { shard, r } => {
-                let mut key = [0u8; 16];
-                match r.read_exact(&mut key) {
-                    Ok(()) => {
-                        let mut b8 = [0u8; 8];
-                        r.read_exact(&mut b8)?;
-                        let seq = u64::from_le_bytes(b8);
-                        let mut b4 = [0u8; 4];
-                        r.read_exact(&mut b4)?;
-                        let mut bytes = vec![0u8; u32::from_le_bytes(b4) as usize];
-                        r.read_exact(&mut bytes)?;
-                        Some(MergedTerm { key, prov: (seq << SHARD_BITS) | *shard, bytes })
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => None,
-                    Err(e) => return Err(e),
+            Source::Run { shard, r, left } => {
+                if *left == 0 {
+                    None
+                } else {
+                    let mut head = [0u8; RECORD_HEADER as usize];
+                    r.read_exact(&mut head)?;
+                    let key: [u8; 16] = head[..16].try_into().expect("16 bytes");
+                    let seq = u64::from_le_bytes(head[16..24].try_into().expect("8 bytes"));
+                    let len = u32::from_le_bytes(head[24..28].try_into().expect("4 bytes"));
+                    *left = left.checked_sub(RECORD_HEADER + u64::from(len)).ok_or_else(|| {
+                        io::Error::new(io::ErrorKind::InvalidData, "a dictionary run record crosses its bucket range")
+                    })?;
+                    Some((MergedTerm { key, prov: (seq << SHARD_BITS) | *shard }, Pending::Run(len)))
                 }
             }
         };
-        if let Some(t) = &next {
+        if let Some((t, _)) = &next {
             self.heap.push(Reverse((t.key, s)));
         }
         self.current[s] = next;
         Ok(())
     }
 
-    /// The next term in key order.
-    pub fn next_term(&mut self) -> io::Result<Option<MergedTerm>> {
+    /// The next term in key order; its stored bytes are appended to `bytes`.
+    pub fn next_term(&mut self, bytes: &mut Vec<u8>) -> io::Result<Option<MergedTerm>> {
         let Some(Reverse((_, s))) = self.heap.pop() else { return Ok(None) };
-        let t = self.current[s].take().expect("a queued source has a current term");
+        let (t, pending) = self.current[s].take().expect("a queued source has a current term");
+        match (pending, &mut self.sources[s]) {
+            (Pending::Memory(n, i), _) => bytes.extend_from_slice(self.terms.shards[n].bytes(i)),
+            (Pending::Run(len), Source::Run { r, .. }) => {
+                let at = bytes.len();
+                bytes.resize(at + len as usize, 0);
+                r.read_exact(&mut bytes[at..])?;
+            }
+            (Pending::Run(_), Source::Memory { .. }) => unreachable!("a run's term comes from a run"),
+        }
         self.advance(s)?;
         Ok(Some(t))
     }
@@ -533,12 +625,15 @@ mod tests {
         } else {
             d
         };
-        let (mut merge, mut remap) = d.into_merge().unwrap();
+        let (terms, mut remap) = d.into_terms().unwrap();
         let mut offset = 0u64;
         let mut last: Option<[u8; 16]> = None;
         let mut distinct = 0;
-        while let Some(t) = merge.next_term().unwrap() {
-            assert_eq!(t.key, key(&t.bytes));
+        let mut whole = Vec::new();
+        let mut merge = terms.merge(0..KEY_BUCKETS, 1 << 12).unwrap();
+        let mut bytes = Vec::new();
+        while let Some(t) = merge.next_term(&mut bytes).unwrap() {
+            assert_eq!(t.key, key(&bytes));
             if last != Some(t.key) {
                 assert!(last.is_none_or(|l| l < t.key));
                 offset += 1000;
@@ -546,8 +641,18 @@ mod tests {
                 last = Some(t.key);
             }
             remap.set(t.prov, offset);
+            whole.push((t, std::mem::take(&mut bytes)));
         }
         assert_eq!(distinct, 30_000, "distinct terms");
+        // Disjoint bucket ranges, merged one after the other, give the same stream.
+        let mut by_ranges = Vec::new();
+        for range in [0..1, 1..100, 100..101, 101..255, 255..KEY_BUCKETS] {
+            let mut merge = terms.merge(range, 1 << 10).unwrap();
+            while let Some(t) = merge.next_term(&mut bytes).unwrap() {
+                by_ranges.push((t, std::mem::take(&mut bytes)));
+            }
+        }
+        assert!(by_ranges == whole, "merged by ranges, the stream differs");
         // Every occurrence of a word maps to the same final id; different words differ.
         let mut by_word = std::collections::HashMap::new();
         for (w, id) in words.iter().zip(&ids) {
@@ -563,7 +668,8 @@ mod tests {
         for id in &ids {
             assert_eq!(back.map(*id), remap.map(*id));
         }
-        merge.remove_runs().unwrap();
+        drop(merge);
+        terms.remove_runs().unwrap();
         assert_eq!(spill.bytes_in_use(), 0, "run files released");
     }
 
@@ -592,10 +698,13 @@ mod tests {
         let d = Dictionary::restore(&state, 1 << 30, spill.clone()).unwrap();
         let mut all = ids.clone();
         all.extend(rest.iter().map(|w| d.intern(w.as_bytes(), || key(w.as_bytes())).unwrap()));
-        let (mut merge, mut remap) = d.into_merge().unwrap();
+        let (terms, mut remap) = d.into_terms().unwrap();
+        let mut merge = terms.merge(0..KEY_BUCKETS, 1 << 12).unwrap();
         let mut offset = 0;
         let mut last = None;
-        while let Some(t) = merge.next_term().unwrap() {
+        let mut bytes = Vec::new();
+        while let Some(t) = merge.next_term(&mut bytes).unwrap() {
+            bytes.clear();
             if last != Some(t.key) {
                 offset += 1;
                 last = Some(t.key);

@@ -9,9 +9,10 @@
 //! It streams: each level holds at most its last two blocks, so memory is O(depth) blocks
 //! whatever the record count, and both files are written sequentially.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io;
 use std::path::Path;
+
+use crate::outfile::OutputFile;
 
 /// Block size of every TDB2 B+Tree file.
 pub const BLOCK_SIZE: usize = 8192;
@@ -21,16 +22,20 @@ const TYPE_LEAF_PARENT: u8 = 7; // children are leaf ("records") blocks
 
 /// Writes one block, leaving whole zero pages at its end as a hole (as Jena's memory-mapped
 /// writes do), so that empty and partly filled blocks take no more disk than Jena's.
-fn write_block(w: &mut BufWriter<File>, block: &[u8]) -> io::Result<()> {
-    const PAGE: usize = 4096;
-    let used = block.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
-    let keep = used.div_ceil(PAGE) * PAGE;
+fn write_block(w: &mut OutputFile, block: &[u8]) -> io::Result<()> {
+    let keep = used_pages(block);
     if keep >= block.len() {
         return w.write_all(block);
     }
     w.write_all(&block[..keep])?;
-    w.seek(SeekFrom::Current((block.len() - keep) as i64))?;
-    Ok(())
+    w.skip((block.len() - keep) as u64)
+}
+
+/// The block's bytes up to its last whole page that is not all zeros.
+fn used_pages(block: &[u8]) -> usize {
+    const PAGE: usize = 4096;
+    let used = block.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+    used.div_ceil(PAGE) * PAGE
 }
 
 /// Geometry of a tree, derived from its key and value lengths exactly as dboe does.
@@ -116,8 +121,8 @@ struct Level {
 /// Streaming bottom-up packer. Feed strictly ascending unique records with [`push`].
 pub struct PackedTreeWriter {
     p: TreeParams,
-    dat: BufWriter<File>,
-    idn: BufWriter<File>,
+    dat: OutputFile,
+    idn: OutputFile,
     bpt_path: std::path::PathBuf,
     // leaf level: the last closed leaf is held for the final rebalance
     held_leaf: Option<Vec<u8>>,
@@ -133,9 +138,9 @@ pub struct PackedTreeWriter {
 impl PackedTreeWriter {
     /// Creates `<dir>/<name>.{dat,idn,bpt}`.
     pub fn create(dir: &Path, name: &str, p: TreeParams) -> io::Result<PackedTreeWriter> {
-        let dat = BufWriter::with_capacity(1 << 20, File::create(dir.join(format!("{name}.dat")))?);
-        let mut idn = BufWriter::with_capacity(1 << 20, File::create(dir.join(format!("{name}.idn")))?);
-        idn.seek(SeekFrom::Start(p.block_size as u64))?; // block 0 is reserved for the root
+        let dat = OutputFile::create(&dir.join(format!("{name}.dat")), 1 << 20)?;
+        let mut idn = OutputFile::create(&dir.join(format!("{name}.idn")), 1 << 18)?;
+        idn.skip(p.block_size as u64)?; // block 0 is reserved for the root
         Ok(PackedTreeWriter {
             p,
             dat,
@@ -326,13 +331,11 @@ impl PackedTreeWriter {
 
     fn write_root_and_state(mut self, s: TreeSummary) -> io::Result<TreeSummary> {
         let bs = self.p.block_size as u64;
-        self.idn.seek(SeekFrom::Start(0))?;
-        write_block(&mut self.idn, &self.block_buf)?;
-        self.idn.flush()?;
+        let root = &self.block_buf[..used_pages(&self.block_buf).min(self.block_buf.len())];
+        self.idn.write_at(root, 0)?;
         // Trailing holes need the length set explicitly.
-        self.idn.get_mut().set_len(u64::from(s.branch_blocks) * bs)?;
-        self.dat.flush()?;
-        self.dat.get_mut().set_len(u64::from(s.leaf_blocks) * bs)?;
+        self.idn.finish(Some(u64::from(s.branch_blocks) * bs))?;
+        self.dat.finish(Some(u64::from(s.leaf_blocks) * bs))?;
         let mut state = Vec::with_capacity(24);
         state.extend_from_slice(&i64::from(s.root).to_be_bytes());
         state.extend_from_slice(&i64::from(s.branch_blocks).to_be_bytes());

@@ -1,16 +1,17 @@
 //! The files of a generation directory besides the index trees.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::bptree::{PackedTreeWriter, TreeParams};
+use crate::outfile::OutputFile;
 use crate::term::{encode_term, node_hash, Term};
 
 /// Appends terms to a node-table data file (`nodes-data.obj` / `prefixes-data.obj`); the
 /// offset at which a term starts is its NodeId.
 pub struct NodeDataWriter {
-    out: BufWriter<File>,
+    out: OutputFile,
     bdf: PathBuf,
     len: u64,
 }
@@ -18,7 +19,7 @@ pub struct NodeDataWriter {
 impl NodeDataWriter {
     /// `name` is `nodes` or `prefixes`.
     pub fn create(dir: &Path, name: &str) -> io::Result<NodeDataWriter> {
-        let out = BufWriter::with_capacity(1 << 20, File::create(dir.join(format!("{name}-data.obj")))?);
+        let out = OutputFile::create(&dir.join(format!("{name}-data.obj")), 1 << 20)?;
         Ok(NodeDataWriter { out, bdf: dir.join(format!("{name}-data.bdf")), len: 0 })
     }
 
@@ -30,9 +31,9 @@ impl NodeDataWriter {
         Ok(at)
     }
 
-    /// Flushes and writes the `.bdf` state: (committed length, 0), big-endian.
-    pub fn finish(mut self) -> io::Result<u64> {
-        self.out.flush()?;
+    /// Writes the rest and the `.bdf` state: (committed length, 0), big-endian.
+    pub fn finish(self) -> io::Result<u64> {
+        self.out.finish(None)?;
         let mut st = Vec::with_capacity(16);
         st.extend_from_slice(&(self.len as i64).to_be_bytes());
         st.extend_from_slice(&0i64.to_be_bytes());

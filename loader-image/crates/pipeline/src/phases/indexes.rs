@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -112,8 +112,9 @@ pub(crate) struct IdStats {
     pub(crate) classes: Vec<(u64, u64)>,
 }
 
-/// Builds the indexes not in `done`, several at a time; `on_done` records each finished
-/// (and synced) one in the checkpoint.
+/// Builds the indexes not in `done`, `threads` at a time (each holding one sort buffer, which
+/// the budget allows for), their fill and sort spread over a pool of `threads`; `on_done`
+/// records each finished (and synced) one in the checkpoint.
 fn build_indexes(
     src: &IndexSources<'_>,
     threads: usize,
@@ -121,98 +122,170 @@ fn build_indexes(
     done: &BTreeMap<String, IndexState>,
     on_done: &(dyn Fn(&str, IndexState) -> io::Result<()> + Sync),
 ) -> io::Result<()> {
-    use rayon::prelude::*;
+    // The builders are plain threads, not tasks of the pool: a pool thread waiting for its
+    // share of a sort would start another index (work stealing), and its buffer with it.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(io::Error::other)?;
     let have_quads = src.quads.iter().any(|l| !l.is_empty());
     let gen_dir = src.gen_dir;
-    let finish = |name: &str, state: IndexState| -> io::Result<()> {
+    let build = |name: &str| -> io::Result<()> {
+        let mut stats: Option<IdStats>;
+        let records = if let Some((_, cols)) = TRIPLE_INDEXES.iter().find(|(n, _)| *n == name) {
+            stats = (name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
+            build_index(src, &pool, name, cols, src.triples, TreeParams::TRIPLE, |t| {
+                if let Some(st) = stats.as_mut() {
+                    st.observe_pos(t);
+                }
+            })?
+        } else {
+            let (_, cols) = QUAD_INDEXES.iter().find(|(n, _)| *n == name).expect("an index name");
+            let logs = if have_quads { src.quads } else { &[] };
+            stats = (name == "POSG").then(|| IdStats { rdf_type, ..Default::default() });
+            build_index(src, &pool, name, cols, logs, TreeParams::QUAD, |t| {
+                if let Some(st) = stats.as_mut() {
+                    st.observe_posg(t);
+                }
+            })?
+        };
         sync_files(
             gen_dir,
             [format!("{name}.dat"), format!("{name}.idn"), format!("{name}.bpt")].iter().map(String::as_str),
         )?;
-        on_done(name, state)
+        on_done(name, IndexState { records, stats: stats.map(IdStats::into_state) })
     };
-    pool.install(|| {
-        let triple_jobs =
-            TRIPLE_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
-                let mut stats = (*name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
-                let records = build_index(src, name, cols, src.triples, TreeParams::TRIPLE, |t| {
-                    if let Some(st) = stats.as_mut() {
-                        st.observe_pos(t);
+    let todo: Vec<&str> = TRIPLE_INDEXES
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(QUAD_INDEXES.iter().map(|(n, _)| *n))
+        .filter(|n| !done.contains_key(*n))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let builders: Vec<_> = (0..threads.clamp(1, todo.len().max(1)))
+            .map(|_| {
+                s.spawn(|| -> io::Result<()> {
+                    while !failed.load(Ordering::Relaxed) {
+                        let Some(name) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+                        build(name).inspect_err(|_| failed.store(true, Ordering::Relaxed))?;
                     }
-                })?;
-                finish(name, IndexState { records, stats: stats.map(IdStats::into_state) })
-            });
-        let quad_jobs = QUAD_INDEXES.par_iter().filter(|(name, _)| !done.contains_key(*name)).map(|(name, cols)| {
-            let logs = if have_quads { src.quads } else { &[] };
-            let mut stats = (*name == "POSG").then(|| IdStats { rdf_type, ..Default::default() });
-            let records = build_index(src, name, cols, logs, TreeParams::QUAD, |t| {
-                if let Some(st) = stats.as_mut() {
-                    st.observe_posg(t);
-                }
-            })?;
-            finish(name, IndexState { records, stats: stats.map(IdStats::into_state) })
-        });
-        triple_jobs.chain(quad_jobs).collect::<io::Result<()>>()
+                    Ok(())
+                })
+            })
+            .collect();
+        builders.into_iter().try_for_each(|b| b.join().expect("index builder panicked"))
     })
 }
 
 /// Sorts the logged tuples (remapped to final NodeIds, columns in the index's order) and
 /// packs them into the index's tree, showing each record to `observe` on the way.
+///
+/// An index whose tuples fit its sort buffer is filled by every thread, one log each, into
+/// its own part of the buffer, and sorted by every thread: several indexes are built at
+/// once, but the last ones (and a big node's) would otherwise run on one core each. An
+/// index that does not fit goes through the external sorter.
 fn build_index<const N: usize>(
     src: &IndexSources<'_>,
+    pool: &rayon::ThreadPool,
     name: &str,
     cols: &[usize; N],
     logs: &[Logged<N>],
     params: TreeParams,
-    mut observe: impl FnMut(&[u64; N]),
+    observe: impl FnMut(&[u64; N]),
 ) -> io::Result<u64> {
-    let IndexSources { gen_dir, spill, remap, sort_bytes, interrupt, progress, .. } = *src;
-    let stop = || {
-        if interrupt.load(Ordering::Relaxed) {
-            Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"))
-        } else {
-            Ok(())
-        }
-    };
+    let IndexSources { gen_dir, spill, remap, sort_bytes, .. } = *src;
+    let remapped = |t: &[u64; N]| -> [u64; N] { std::array::from_fn(|i| remap.map(t[cols[i]])) };
     let mut w = PackedTreeWriter::create(gen_dir, name, params)?;
-    let mut n = 0;
-    if logs.iter().any(|l| !l.is_empty()) {
-        let mut sorter = TupleSorter::<N>::new(spill.clone(), name, (sort_bytes / (8 * N as u64)) as usize);
+    let total: u64 = logs.iter().map(Logged::len).sum();
+    let max_in_memory = (sort_bytes / (8 * N as u64)).max(1024);
+    let n = if total == 0 {
+        0
+    } else if total <= max_in_memory {
+        use rayon::prelude::*;
+        let mut buf = vec![[0u64; N]; total as usize];
+        let mut parts = Vec::with_capacity(logs.len());
+        let mut rest = buf.as_mut_slice();
+        for log in logs {
+            let (part, tail) = rest.split_at_mut(log.len() as usize);
+            parts.push((log, part));
+            rest = tail;
+        }
+        pool.install(|| {
+            parts.into_par_iter().try_for_each(|(log, part)| {
+                src.stop()?;
+                let mut i = 0;
+                log.for_each(|t| {
+                    part[i] = remapped(t);
+                    i += 1;
+                    if i.is_multiple_of(1 << 14) {
+                        crash_point("indexes.sort_push");
+                    }
+                    Ok(())
+                })
+            })
+        })?;
+        pool.install(|| buf.par_sort_unstable());
+        buf.dedup();
+        write_sorted(src, name, &mut w, buf.into_iter().map(Ok), observe)?
+    } else {
+        let mut sorter = TupleSorter::<N>::new(spill.clone(), name, max_in_memory as usize);
         let mut pushed = 0u64;
         for log in logs {
-            stop()?;
+            src.stop()?;
             log.for_each(|t| {
                 pushed += 1;
                 if pushed.is_multiple_of(1 << 14) {
                     crash_point("indexes.sort_push");
                 }
-                sorter.push(std::array::from_fn(|i| remap.map(t[cols[i]])))
+                sorter.push(remapped(t))
             })?;
         }
-        let mut rec = vec![0u8; 8 * N];
-        for t in sorter.finish()? {
-            let t = t?;
-            for (i, v) in t.iter().enumerate() {
-                rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
-            }
-            w.push(&rec)?;
-            observe(&t);
-            n += 1;
-            if n % 4096 == 0 {
-                progress.index_counter(name).store(n, Ordering::Relaxed);
-            }
-            if n % (1 << 14) == 0 {
-                crash_point("indexes.record");
-                if n % (1 << 20) == 0 {
-                    stop()?;
-                }
+        write_sorted(src, name, &mut w, sorter.finish()?, observe)?
+    };
+    src.progress.index_counter(name).store(n, Ordering::Relaxed);
+    w.finish()?;
+    Ok(n)
+}
+
+/// Packs sorted unique tuples into the tree; the number of records.
+fn write_sorted<const N: usize>(
+    src: &IndexSources<'_>,
+    name: &str,
+    w: &mut PackedTreeWriter,
+    sorted: impl Iterator<Item = io::Result<[u64; N]>>,
+    mut observe: impl FnMut(&[u64; N]),
+) -> io::Result<u64> {
+    let mut rec = vec![0u8; 8 * N];
+    let mut n = 0;
+    for t in sorted {
+        let t = t?;
+        for (i, v) in t.iter().enumerate() {
+            rec[i * 8..i * 8 + 8].copy_from_slice(&v.to_be_bytes());
+        }
+        w.push(&rec)?;
+        observe(&t);
+        n += 1;
+        if n % 4096 == 0 {
+            src.progress.index_counter(name).store(n, Ordering::Relaxed);
+        }
+        if n % (1 << 14) == 0 {
+            crash_point("indexes.record");
+            if n % (1 << 20) == 0 {
+                src.stop()?;
             }
         }
     }
-    progress.index_counter(name).store(n, Ordering::Relaxed);
-    w.finish()?;
     Ok(n)
+}
+
+impl IndexSources<'_> {
+    /// An error once the load is interrupted.
+    fn stop(&self) -> io::Result<()> {
+        if self.interrupt.load(Ordering::Relaxed) {
+            Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"))
+        } else {
+            Ok(())
+        }
+    }
 }
 
 impl IdStats {

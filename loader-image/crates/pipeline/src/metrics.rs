@@ -137,9 +137,11 @@ impl Metrics {
         for ph in [Phase::Plan, Phase::Parse, Phase::Nodes, Phase::Indexes, Phase::Finish, Phase::Done] {
             self.phase.get_or_create(&label("phase", ph.name())).set(i64::from(ph == s.phase));
         }
-        self.statements.inner().store(s.statements, Ordering::Relaxed);
-        self.rejects.inner().store(s.rejects, Ordering::Relaxed);
-        self.bytes_read.inner().store(s.bytes_read, Ordering::Relaxed);
+        // Counters: a parse pass that a restart discarded stays counted.
+        let [bytes_read, statements, rejects] = p.parse_work_total();
+        self.statements.inner().store(statements, Ordering::Relaxed);
+        self.rejects.inner().store(rejects, Ordering::Relaxed);
+        self.bytes_read.inner().store(bytes_read, Ordering::Relaxed);
         self.bytes_total.set(s.bytes_total as i64);
         self.bytes_rate.set(s.bytes_per_second);
         self.statements_rate.set(s.statements_per_second);
@@ -236,6 +238,29 @@ mod tests {
             "rdf_bulkload_load_memory_budget_bytes 536870912",
             "# HELP rdf_bulkload_load_temp_disk_bytes ",
             "rdf_bulkload_load_index_records_written_total{index=\"SPO\"} 0",
+        ] {
+            assert!(text.contains(name), "{name:?} missing from\n{text}");
+        }
+    }
+
+    /// A parse that starts over (a Turtle file's split proved wrong) sets the progress back
+    /// to 0; the counters keep what the discarded pass did (Prometheus reads a counter that
+    /// goes down as a restart of the process).
+    #[test]
+    fn counters_never_go_back_when_the_parse_restarts() {
+        let p = Progress::new(512 << 20);
+        p.start_parse(1 << 20, 0);
+        p.bytes_read.store(4096, Ordering::Relaxed);
+        p.parse_job_done(7, 2, 0);
+        p.restart_parse();
+        assert_eq!(p.snapshot().statements, 0, "the progress starts over");
+        p.bytes_read.store(100, Ordering::Relaxed);
+        p.parse_job_done(3, 1, 0);
+        let text = Metrics::new().render(&p);
+        for name in [
+            "rdf_bulkload_load_statements_total 10",
+            "rdf_bulkload_load_input_read_bytes_total 4196",
+            "rdf_bulkload_load_rejects_total 3",
         ] {
             assert!(text.contains(name), "{name:?} missing from\n{text}");
         }

@@ -99,6 +99,10 @@ pub struct Progress {
     /// Statements parsed (before duplicates collapse).
     pub statements: AtomicU64,
     pub rejects: AtomicU64,
+    /// Bytes read, statements and rejects of parse passes a restart discarded: what the
+    /// three above held before [`restart_parse`](Self::restart_parse) set them to 0. The
+    /// exported counters add them, so that they never go back.
+    discarded: [AtomicU64; 3],
     /// Terms appended to the node table.
     pub terms_written: AtomicU64,
     /// Upper bound of `terms_written` (provisional ids handed out; a term seen again after
@@ -138,6 +142,7 @@ impl Progress {
             bytes_total: AtomicU64::new(0),
             statements: AtomicU64::new(0),
             rejects: AtomicU64::new(0),
+            discarded: Default::default(),
             terms_written: AtomicU64::new(0),
             terms_total: AtomicU64::new(0),
             index_records: Default::default(),
@@ -217,9 +222,16 @@ impl Progress {
 
     /// The parse phase starts over, its output discarded: nothing read or parsed yet.
     pub fn restart_parse(&self) {
-        self.bytes_read.store(0, Ordering::Relaxed);
-        self.statements.store(0, Ordering::Relaxed);
-        self.rejects.store(0, Ordering::Relaxed);
+        for (now, discarded) in [&*self.bytes_read, &self.statements, &self.rejects].into_iter().zip(&self.discarded) {
+            discarded.fetch_add(now.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+        }
+    }
+
+    /// Bytes read, statements and rejects of every parse pass, discarded ones included: what
+    /// the metrics export as counters.
+    pub fn parse_work_total(&self) -> [u64; 3] {
+        let now = [&*self.bytes_read, &self.statements, &self.rejects].map(|a| a.load(Ordering::Relaxed));
+        std::array::from_fn(|i| now[i] + self.discarded[i].load(Ordering::Relaxed))
     }
 
     /// A parse job is done: its statements (counted once per job, not per statement), the

@@ -5,6 +5,9 @@ Environment:
   RDF_BULKLOAD_CMD    a whole command (shell words) used instead of the binary; only for proving the
                       harness with a stand-in (tests/standin_refwriter.py) before the loader exists
   RDF_BULKLOAD_CACHE  cache root (default ~/.cache/rdf-bulkload): Jena, venv, xloader references
+  RDF_BULKLOAD_JENA_REFS  directory of the Jena references (default
+                      $RDF_BULKLOAD_CACHE/jena-refs/jena-5.6.0): another one, e.g. empty, builds a
+                      fresh set there (to compare with the usual one) and leaves the usual one alone
   JENA_HOME           Jena distribution (default $RDF_BULKLOAD_CACHE/jena-5.6.0/apache-jena-5.6.0)
   RDF_BULKLOAD_FUSEKI_JAR  Fuseki server jar (default beside JENA_HOME)
   CI=true             ../shared must be present: cases that need it fail instead of skipping
@@ -87,7 +90,7 @@ class Jena:
         self.fuseki_jar = fuseki_jar
         self.env = dict(os.environ, JENA_HOME=home,
                         JVM_ARGS=os.environ.get('RDF_BULKLOAD_JVM_ARGS', '-Xmx2G'))
-        self.refs = os.path.join(CACHE, 'jena-refs', 'jena-%s' % JENA_VERSION)
+        self.refs = os.environ.get('RDF_BULKLOAD_JENA_REFS') or os.path.join(CACHE, 'jena-refs', 'jena-%s' % JENA_VERSION)
 
     def cmd(self, name, *args, timeout=1800, check=True):
         r = run([os.path.join(self.home, 'bin', name)] + list(args), env=self.env, timeout=timeout)

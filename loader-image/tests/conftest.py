@@ -10,7 +10,13 @@ Environment:
                       fresh set there (to compare with the usual one) and leaves the usual one alone
   JENA_HOME           Jena distribution (default $RDF_BULKLOAD_CACHE/jena-5.6.0/apache-jena-5.6.0)
   RDF_BULKLOAD_FUSEKI_JAR  Fuseki server jar (default beside JENA_HOME)
+  RDF_BULKLOAD_JVM_ARGS  JVM options for Jena (default -Xmx2G)
   CI=true             ../shared must be present: cases that need it fail instead of skipping
+
+Jena runs in one JVM per session (JenaServer below, tests/jena/JenaServer.java): tdb2.xloader's
+steps, tdbloader, tdbdump, tdbquery, tdbstats and riot are Jena's own command classes called
+in-process with the scripts' arguments, not a JVM start (and a cold JIT) per step. Only what must
+be the command line itself (how a Jena tool fails or exits) runs `bin/` scripts (Jena.cmd).
 """
 import collections
 import contextlib
@@ -84,52 +90,186 @@ def file_lock(path):
 
 
 # ----------------------------------------------------------------------------- Jena
+class JenaServer:
+    """One JVM for the whole session running Jena's own command classes (tests/jena/JenaServer.java):
+    started on the first request, stopped by the `jena` fixture at the session's end (or when the
+    session dies: the JVM ends at the end of its stdin). A request is one JSON line, its reply one
+    JSON line {"id", "exit", "seconds", "stderr"}. There is no fallback: a server that does not start,
+    dies or does not answer fails the request, with the end of its log
+    (<session tmp>/jena-server/server-N.log); the next request starts a new one."""
+
+    SOURCE = os.path.join(TESTS, 'jena', 'JenaServer.java')
+
+    def __init__(self, home, env, logdir):
+        self.home, self.env, self.logdir = home, env, logdir
+        self.proc, self.log_path, self.started, self.requests = None, None, 0, 0
+        self._buf = b''
+
+    def _log_tail(self, n=6000):
+        try:
+            with open(self.log_path, 'rb') as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - n))
+                return f.read().decode('utf-8', 'replace')
+        except OSError as e:
+            return '(no log: %s)' % e
+
+    def _start(self):
+        os.makedirs(self.logdir, exist_ok=True)
+        self.started += 1
+        self.log_path = os.path.join(self.logdir, 'server-%d.log' % self.started)
+        argv = (['java'] + shlex.split(self.env.get('JVM_ARGS', '')) +
+                ['-Dlog4j.configurationFile=file:' + os.path.join(self.home, 'log4j2.properties'),
+                 '-cp', os.path.join(self.home, 'lib', '*'), self.SOURCE])
+        with open(self.log_path, 'wb') as log:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                         env=self.env, start_new_session=True)
+        self._buf = b''
+        line = self._read_line(180)
+        if line is None or not json.loads(line).get('ready'):
+            why = self._gone()
+            raise AssertionError('the Jena server (%s) did not start (%s); %s ends:\n%s' % (
+                ' '.join(argv), why, self.log_path, self._log_tail()))
+
+    def _read_line(self, timeout):
+        """The next line from the server, or None if it ended or said nothing for `timeout` s."""
+        import selectors
+        deadline = time.time() + timeout
+        fd = self.proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while b'\n' not in self._buf:
+                left = deadline - time.time()
+                if left <= 0 or not sel.select(left):
+                    return None
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return None
+                self._buf += chunk
+        line, self._buf = self._buf.split(b'\n', 1)
+        return line.decode('utf-8')
+
+    def _gone(self):
+        """Why no answer came; the server is stopped either way."""
+        rc = self.proc.poll() if self.proc else None
+        why = 'it exited with status %s' % rc if rc is not None else 'no answer in time'
+        self.stop(kill=rc is None)
+        return why
+
+    def request(self, req, timeout=3600):
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        self.requests += 1
+        req = dict(req, id=str(self.requests))
+        try:
+            try:
+                self.proc.stdin.write(json.dumps(req).encode('utf-8') + b'\n')
+                self.proc.stdin.flush()
+            except BrokenPipeError:
+                pass
+            line = self._read_line(timeout)
+        except BaseException:
+            self.stop(kill=True)    # interrupted (e.g. pytest's timeout): its reply must not answer the next request
+            raise
+        if line is None:
+            log = self.log_path
+            why = self._gone()
+            raise AssertionError('the Jena server failed on %s (%s); %s ends:\n%s' % (
+                json.dumps(req)[:2000], why, log, self._log_tail()))
+        reply = json.loads(line)
+        if reply.get('id') != req['id']:
+            self.stop(kill=True)
+            raise AssertionError('the Jena server answered request %r to request %r' % (reply.get('id'), req['id']))
+        return reply
+
+    def stop(self, kill=False):
+        p, self.proc = self.proc, None
+        if p is None:
+            return
+        if kill:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            p.stdin.close()
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait(30)
+        with contextlib.suppress(OSError):
+            p.stdout.close()
+
+
 class Jena:
-    def __init__(self, home, fuseki_jar):
+    def __init__(self, home, fuseki_jar, workdir):
         self.home = home
         self.fuseki_jar = fuseki_jar
         self.env = dict(os.environ, JENA_HOME=home,
                         JVM_ARGS=os.environ.get('RDF_BULKLOAD_JVM_ARGS', '-Xmx2G'))
         self.refs = os.environ.get('RDF_BULKLOAD_JENA_REFS') or os.path.join(CACHE, 'jena-refs', 'jena-%s' % JENA_VERSION)
+        self.workdir = workdir
+        self.server = JenaServer(home, self.env, os.path.join(workdir, 'jena-server'))
+
+    def close(self):
+        self.server.stop()
 
     def cmd(self, name, *args, timeout=1800, check=True):
+        """bin/<name> in a JVM of its own (for what must be the command line itself, e.g. how
+        Jena fails); everything else goes to run_class."""
         r = run([os.path.join(self.home, 'bin', name)] + list(args), env=self.env, timeout=timeout)
         if check and r.returncode != 0:
             raise AssertionError('%s %s failed (%d):\n%s' % (name, ' '.join(args), r.returncode, r.stderr[-4000:]))
         return r
 
+    def run_class(self, cls, *args, out=None, timeout=3600, check=True):
+        """Jena's command class `cls` (what a bin/ script runs: tdb2.tdbdump, tdb2.tdbquery,
+        tdb2.tdbloader, tdb2.tdbstats, riotcmd.riot) with `args`, in the session's Jena server.
+        Its stdout goes to the file `out` (then .stdout is None), else it is returned as text as
+        subprocess gives it (.stdout). A CompletedProcess: returncode is the script's exit status."""
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix='jena-out-') as d:
+            path = out or os.path.join(d, 'stdout')
+            r = self.server.request({'cmd': 'run', 'class': cls, 'args': [str(a) for a in args], 'out': path},
+                                    timeout=timeout)
+            stdout = None
+            if out is None:
+                with open(path, encoding='utf-8', errors='replace') as f:
+                    stdout = f.read()
+        if check and r['exit'] != 0:
+            raise AssertionError('%s %s failed (%d):\n%s' % (cls, ' '.join(map(str, args)), r['exit'], r['stderr'][-4000:]))
+        return subprocess.CompletedProcess([cls] + list(args), r['exit'], stdout, r['stderr'])
+
+    def xloader(self, loc, tmpdir, files, timeout=3600, check=True):
+        """bin/tdb2.xloader --loc loc --tmpdir tmpdir files..., its steps in the Jena server (same
+        classes, arguments and order; --threads 2, the script's default)."""
+        r = self.server.request({'cmd': 'xloader', 'loc': str(loc), 'tmpdir': str(tmpdir), 'threads': '2',
+                                 'files': [str(f) for f in files]}, timeout=timeout)
+        if check and r['exit'] != 0:
+            raise AssertionError('tdb2.xloader --loc %s %s failed (%d):\n%s' % (
+                loc, ' '.join(map(str, files)), r['exit'], r['stderr'][-4000:]))
+        return subprocess.CompletedProcess(['tdb2.xloader', str(loc)] + [str(f) for f in files], r['exit'], None, r['stderr'])
+
+    def tdbloader(self, loc, files, timeout=3600, check=True):
+        return self.run_class('tdb2.tdbloader', '--loc', loc, *files, timeout=timeout, check=check)
+
     def tdbdump(self, db):
-        return self.cmd('tdb2.tdbdump', '--loc', db).stdout
+        return self.run_class('tdb2.tdbdump', '--loc', db).stdout
 
     def tdbquery(self, db, query, results='tsv'):
-        import tempfile
-        with tempfile.NamedTemporaryFile('w', suffix='.rq', encoding='utf-8') as f:
-            f.write(query)
-            f.flush()
-            return self.cmd('tdb2.tdbquery', '--loc', db, '--results=' + results, '--query', f.name).stdout
+        return self.tdbquery_many(db, [(query, results)])[0]
 
     def tdbquery_many(self, db, items):
-        """Answers of Jena's tdb2.tdbquery for [(query, results format)] on db, one JVM for all
-        (tests/jena/QueryMany.java calls the command class itself)."""
+        """Answers of Jena's tdb2.tdbquery for [(query, results format)] on db (in the Jena server)."""
         import tempfile
-        if not items:
-            return []
+        res = []
         with tempfile.TemporaryDirectory(prefix='querymany-') as d:
-            argv, outs = [], []
             for k, (q, fmt) in enumerate(items):
-                qf, out = os.path.join(d, '%d.rq' % k), os.path.join(d, '%d.out' % k)
+                qf = os.path.join(d, '%d.rq' % k)
                 with open(qf, 'w', encoding='utf-8') as f:
                     f.write(q)
-                argv += [fmt, qf, out]
-                outs.append(out)
-            r = run(['java', '-Xmx2G', '-cp', os.path.join(self.home, 'lib', '*'),
-                     os.path.join(TESTS, 'jena', 'QueryMany.java'), db] + argv, timeout=3600)
-            assert r.returncode == 0, 'QueryMany on %s failed:\n%s' % (db, r.stderr[-3000:])
-            res = []
-            for out in outs:
-                with open(out, encoding='utf-8') as f:
-                    res.append(f.read())
-            return res
+                res.append(self.run_class('tdb2.tdbquery', '--loc', db, '--results=' + fmt, '--query', qf).stdout)
+        return res
 
     # -- xloader references, cached by (Jena version, input digests)
     def ref_key(self, files):
@@ -149,8 +289,7 @@ class Jena:
                 shutil.rmtree(tmp, ignore_errors=True)
                 os.makedirs(os.path.join(tmp, 'work'))
                 t0 = time.time()
-                self.cmd('tdb2.xloader', '--loc', os.path.join(tmp, 'db'), '--tmpdir',
-                         os.path.join(tmp, 'work'), *files, timeout=3600)
+                self.xloader(os.path.join(tmp, 'db'), os.path.join(tmp, 'work'), files, timeout=3600)
                 shutil.rmtree(os.path.join(tmp, 'work'))
                 for junk in ('triples.tmp.gz', 'quads.tmp.gz', 'load.json', 'tdb.lock'):
                     with contextlib.suppress(FileNotFoundError):
@@ -192,10 +331,7 @@ class Jena:
                 shutil.rmtree(tmp, ignore_errors=True)
                 os.makedirs(tmp)
                 nq = os.path.join(tmp, 'riot.nq')
-                with open(nq, 'w') as out:
-                    r = subprocess.run([os.path.join(self.home, 'bin', 'riot'), '--nocheck', '--output=nq', f], stdout=out,
-                                       stderr=subprocess.PIPE, text=True, env=self.env)
-                assert r.returncode == 0, 'riot failed on %s:\n%s' % (f, r.stderr[-3000:])
+                self.run_class('riotcmd.riot', '--nocheck', '--output=nq', f, out=nq)
                 n_default = 0
                 with open(nq, encoding='utf-8') as src, \
                         open(os.path.join(tmp, 'marker.nq'), 'w', encoding='utf-8') as mk, \
@@ -310,14 +446,18 @@ class Reference:
 
 
 @pytest.fixture(scope='session')
-def jena():
+def jena(tmp_path_factory):
     home = os.environ.get('JENA_HOME') or os.path.join(CACHE, 'jena-%s' % JENA_VERSION, 'apache-jena-%s' % JENA_VERSION)
     jar = os.environ.get('RDF_BULKLOAD_FUSEKI_JAR') or os.path.join(
         os.path.dirname(home), 'jena-fuseki-server-%s.jar' % JENA_VERSION)
     if not os.path.exists(os.path.join(home, 'bin', 'tdb2.xloader')) or not os.path.exists(jar):
         r = run(['bash', os.path.join(ROOT, 'hack', 'install-jena.sh')])
         assert r.returncode == 0, 'hack/install-jena.sh failed:\n' + r.stderr
-    return Jena(home, jar)
+    j = Jena(home, jar, str(tmp_path_factory.mktemp('jena')))
+    try:
+        yield j
+    finally:
+        j.close()
 
 
 # ----------------------------------------------------------------------------- Fuseki

@@ -33,8 +33,10 @@ def jena_loads(jena, tool, src, tmp_path):
     path = os.path.join(jena.refs, 'loads', key)
     if not os.path.exists(path):
         db = tmp_path / ('jena-' + tool)
-        args = ['--loc', str(db)] + (['--tmpdir', str(tmp_path / 'xwork')] if tool == 'tdb2.xloader' else []) + [str(src)]
-        jena.cmd(tool, *args)  # exit 0, or this raises
+        if tool == 'tdb2.xloader':  # exit 0, or these raise
+            jena.xloader(db, tmp_path / 'xwork', [src])
+        else:
+            jena.tdbloader(db, [src])
         out = jena.tdbquery(str(db), COUNT_ALL)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path + '.tmp', 'w') as f:

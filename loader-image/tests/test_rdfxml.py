@@ -237,7 +237,7 @@ def test_all_evaluation_inputs_as_tdbloader_loads_them(suite, jena_parses, loade
     files = sorted(c.action for c in suite.values() if c.kind == 'TestXMLEval' and jena_parses[c.name][1] is None)
     assert len(files) >= 100, len(files)
     loader.load(tmp_path / 'ours', files)
-    jena.cmd('tdb2.tdbloader', '--loc', str(tmp_path / 'jena'), *files, timeout=1800)
+    jena.tdbloader(tmp_path / 'jena', files, timeout=1800)
     ours, theirs = jena.tdbdump(str(tmp_path / 'ours')), jena.tdbdump(str(tmp_path / 'jena'))
     a, e = canonical_text(ours), canonical_text(theirs)
     assert a == e, rdfcanon.diff(e, a)
@@ -284,7 +284,7 @@ def test_compressed_and_sniffed_inputs_load_as_jena_loads_them(loader, jena, tmp
     plain.mkdir()
     (plain / 'doc.rdf').write_bytes(doc)
     (plain / 'doc.nt').write_bytes(nt)
-    jena.cmd('tdb2.tdbloader', '--loc', str(tmp_path / 'jena'), str(plain / 'doc.rdf'), str(plain / 'doc.nt'))
+    jena.tdbloader(tmp_path / 'jena', [plain / 'doc.rdf', plain / 'doc.nt'])
     expected = jena.tdbdump(str(tmp_path / 'jena'))
     half = nt.index(b'\n', len(nt) // 2) + 1
     variants = {
@@ -333,7 +333,7 @@ def test_skip_mode_rejects_the_rest_of_a_broken_file_and_keeps_what_came_before(
     assert 'nothing after it in this file is read' in rows[0]['reason'], rows[0]
     assert rows[0]['text'] == '    <ex:next rdf:resource="a b"/>', rows[0]
 
-    jena.cmd('tdb2.tdbloader', '--loc', str(tmp_path / 'jena'), str(cut), str(other))
+    jena.tdbloader(tmp_path / 'jena', [cut, other])
     expected = jena.tdbdump(str(tmp_path / 'jena'))
     actual = jena.tdbdump(str(tmp_path / 'skip'))
     assert sorted(actual.splitlines()) == sorted(expected.splitlines())

@@ -214,7 +214,7 @@ def tdbloader_ref(jena, files):
             shutil.rmtree(tmp, ignore_errors=True)
             os.makedirs(tmp)
             t0 = time.time()
-            r = jena.cmd('tdb2.tdbloader', '--loc', os.path.join(tmp, 'db'), *files, timeout=3600, check=False)
+            r = jena.tdbloader(os.path.join(tmp, 'db'), files, timeout=3600, check=False)
             with contextlib.suppress(FileNotFoundError):
                 os.remove(os.path.join(tmp, 'db', 'tdb.lock'))
             ok = r.returncode == 0
@@ -235,8 +235,7 @@ def tdbloader_ref(jena, files):
 
 def xloader_verdict(jena, files, tmp):
     """Only where tdbloader refused: does xloader refuse too? (not cached: never expected)."""
-    r = jena.cmd('tdb2.xloader', '--loc', os.path.join(tmp, 'xdb'), '--tmpdir', os.path.join(tmp, 'xwork'),
-                 *files, timeout=3600, check=False)
+    r = jena.xloader(os.path.join(tmp, 'xdb'), os.path.join(tmp, 'xwork'), files, timeout=3600, check=False)
     return r.returncode == 0, r.stderr[-2000:]
 
 

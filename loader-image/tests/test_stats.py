@@ -36,8 +36,8 @@ def add_stats(a, b):
 def check_stats(jena, db):
     with open('%s/Data-0001/stats.opt' % db, encoding='utf-8') as f:
         ours = parse_stats(f.read())
-    theirs = add_stats(parse_stats(jena.cmd('tdb2.tdbstats', '--loc', db).stdout),
-                       parse_stats(jena.cmd('tdb2.tdbstats', '--loc', db, '--graph', 'urn:x-arq:UnionGraph').stdout))
+    theirs = add_stats(parse_stats(jena.run_class('tdb2.tdbstats', '--loc', db).stdout),
+                       parse_stats(jena.run_class('tdb2.tdbstats', '--loc', db, '--graph', 'urn:x-arq:UnionGraph').stdout))
     assert ours[0] == theirs[0], 'triple count: ours %d, tdbstats %d' % (ours[0], theirs[0])
     assert ours[1] == theirs[1], 'entries differ: only ours %s; only tdbstats %s' % (
         sorted(set(ours[1].items()) - set(theirs[1].items()))[:10],

@@ -12,11 +12,7 @@ use bulkload_pipeline::plan::{detect_inputs, plan, PlanRequest};
 use bulkload_pipeline::{load, ExitCode, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-mod hugepages;
 mod quantity;
-
-#[global_allocator]
-static ALLOCATOR: hugepages::HugePageAlloc = hugepages::HugePageAlloc;
 
 #[derive(Parser)]
 #[command(name = "rdf-bulkload", version, about = "Build an Apache Jena TDB2 database from RDF dumps, fast and safely")]

@@ -14,7 +14,7 @@ mod terse;
 #[doc(hidden)]
 pub mod terse_check;
 
-pub use chunks::{BufferPool, Chunk, LineChunker};
+pub use chunks::{Chunk, LineChunker};
 pub use detect::{decompress, decompress_threads, detect, open_decompressed, Compression, InputFile, Syntax};
 pub use oxrdf;
 pub use parse::{parse_line_chunk, parse_terse, parse_terse_from, Position, Rejected};

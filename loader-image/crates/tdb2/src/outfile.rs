@@ -7,112 +7,32 @@
 //! `O_DIRECT`, and that copy was the larger part of the node-table phase. A filesystem that
 //! refuses `O_DIRECT`, or a write that is not block-aligned (the tail, small test trees), goes
 //! through the page cache as before; the bytes on disk are the same either way.
-//!
-//! The writes themselves run on a thread of the file's own, two buffers taking turns: the
-//! caller fills one while the other is on its way to the device, so that a write's latency
-//! (`O_DIRECT` waits for the device) overlaps the work that produces the next one.
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::thread::JoinHandle;
 
 /// Alignment `O_DIRECT` asks of offsets, lengths and buffers (the page size; a multiple of
 /// every logical block size in use).
 const ALIGN: usize = 4096;
 
-/// An `ALIGN`-aligned buffer of `cap` bytes inside `storage`.
-struct Buffer {
-    storage: Vec<u8>,
-    start: usize,
-}
-
-impl Buffer {
-    fn new(cap: usize) -> Buffer {
-        let storage = vec![0u8; cap + ALIGN];
-        let start = storage.as_ptr().align_offset(ALIGN);
-        Buffer { storage, start }
-    }
-    fn bytes(&mut self, cap: usize) -> &mut [u8] {
-        &mut self.storage[self.start..self.start + cap]
-    }
-}
-
-/// A write for the file's thread: `len` bytes of `buf` at `pos`.
-struct Write {
-    buf: Buffer,
-    len: usize,
-    pos: u64,
-}
-
-/// The file's writer thread: writes what it is sent in order, each buffer going back with
-/// the result of its write; ends when the sender is dropped, handing back the file.
-struct Writer {
+/// A file written sequentially (with holes) through an aligned buffer of its own.
+pub struct OutputFile {
     file: File,
     path: PathBuf,
     direct: bool,
-}
-
-impl Writer {
-    fn run(mut self, jobs: Receiver<Write>, done: SyncSender<(Buffer, io::Result<()>)>) -> File {
-        let mut failed = false;
-        for mut w in jobs {
-            // After a failed write the rest is not written: the caller has its error.
-            let res = if failed { Ok(()) } else { self.write(&mut w) };
-            failed |= res.is_err();
-            if done.send((w.buf, res)).is_err() {
-                break;
-            }
-        }
-        self.file
-    }
-
-    /// Writes directly when offset and length are aligned, else through the page cache.
-    fn write(&mut self, w: &mut Write) -> io::Result<()> {
-        if self.direct && !(w.pos.is_multiple_of(ALIGN as u64) && w.len.is_multiple_of(ALIGN)) {
-            self.through_page_cache()?;
-        }
-        let pending = &w.buf.storage[w.buf.start..w.buf.start + w.len];
-        match self.file.write_all_at(pending, w.pos) {
-            // A filesystem that took the flag but not the write.
-            Err(e) if self.direct && e.raw_os_error() == Some(libc::EINVAL) => {
-                self.through_page_cache()?;
-                self.file.write_all_at(pending, w.pos)
-            }
-            r => r,
-        }
-    }
-
-    /// Goes on without `O_DIRECT` (the same file, opened again).
-    fn through_page_cache(&mut self) -> io::Result<()> {
-        if self.direct {
-            self.file = OpenOptions::new().write(true).open(&self.path)?;
-            self.direct = false;
-        }
-        Ok(())
-    }
-}
-
-/// A file written sequentially (with holes) through aligned buffers of its own.
-pub struct OutputFile {
-    direct: bool,
+    /// Backing storage; the buffer is `buf[start..start + cap]`, `ALIGN`-aligned.
+    buf: Vec<u8>,
+    start: usize,
     cap: usize,
-    /// The buffer being filled, the bytes pending in it and the file offset they go to.
-    buf: Buffer,
+    /// Bytes pending in the buffer, and the file offset they go to.
     len: usize,
     pos: u64,
-    /// Buffers allocated (at most two) and buffers out at the writer thread.
-    made: usize,
-    out: usize,
-    jobs: Option<SyncSender<Write>>,
-    done: Receiver<(Buffer, io::Result<()>)>,
-    thread: Option<JoinHandle<File>>,
 }
 
 impl OutputFile {
-    /// Creates (truncates) `path`, with buffers of about `capacity` bytes.
+    /// Creates (truncates) `path`, with a buffer of about `capacity` bytes.
     pub fn create(path: &Path, capacity: usize) -> io::Result<OutputFile> {
         let cap = capacity.max(ALIGN).div_ceil(ALIGN) * ALIGN;
         let direct = OpenOptions::new().write(true).create(true).truncate(true).custom_flags(libc::O_DIRECT).open(path);
@@ -121,25 +41,12 @@ impl OutputFile {
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (File::create(path)?, false),
             Err(e) => return Err(e),
         };
-        let (jobs, job_rx) = sync_channel(2);
-        let (done_tx, done) = sync_channel(2);
-        let writer = Writer { file, path: path.to_path_buf(), direct };
-        let thread = std::thread::Builder::new().name("write-out".into()).spawn(move || writer.run(job_rx, done_tx))?;
-        Ok(OutputFile {
-            direct,
-            cap,
-            buf: Buffer::new(cap),
-            len: 0,
-            pos: 0,
-            made: 1,
-            out: 0,
-            jobs: Some(jobs),
-            done,
-            thread: Some(thread),
-        })
+        let buf = vec![0u8; cap + ALIGN];
+        let start = buf.as_ptr().align_offset(ALIGN);
+        Ok(OutputFile { file, path: path.to_path_buf(), direct, buf, start, cap, len: 0, pos: 0 })
     }
 
-    /// Whether the file was opened past the page cache.
+    /// Whether the file bypasses the page cache (so far).
     pub fn is_direct(&self) -> bool {
         self.direct
     }
@@ -153,8 +60,8 @@ impl OutputFile {
     pub fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
         while !bytes.is_empty() {
             let n = (self.cap - self.len).min(bytes.len());
-            let at = self.len;
-            self.buf.bytes(self.cap)[at..at + n].copy_from_slice(&bytes[..n]);
+            let at = self.start + self.len;
+            self.buf[at..at + n].copy_from_slice(&bytes[..n]);
             self.len += n;
             bytes = &bytes[n..];
             if self.len == self.cap {
@@ -171,8 +78,7 @@ impl OutputFile {
         Ok(())
     }
 
-    /// Writes `bytes` at `offset`, within what was appended or skipped already (after it,
-    /// as the writer thread takes the writes in order).
+    /// Writes `bytes` at `offset`, within what was appended or skipped already.
     pub fn write_at(&mut self, bytes: &[u8], offset: u64) -> io::Result<()> {
         self.flush()?;
         let (pos, len) = (self.pos, self.len);
@@ -183,45 +89,35 @@ impl OutputFile {
         Ok(())
     }
 
-    /// A buffer back from the writer thread, with the result of its write.
-    fn returned(&mut self) -> io::Result<Buffer> {
-        let (buf, res) = self.done.recv().map_err(|_| io::Error::other("the output file's writer thread ended"))?;
-        self.out -= 1;
-        res.map(|()| buf)
-    }
-
-    /// Hands what is pending to the writer thread and goes on in the other buffer.
+    /// Writes what is pending: directly when it is aligned, else through the page cache.
     fn flush(&mut self) -> io::Result<()> {
         if self.len == 0 {
             return Ok(());
         }
-        let next = if self.made < 2 {
-            self.made += 1;
-            Buffer::new(self.cap)
-        } else {
-            self.returned()?
-        };
-        let buf = std::mem::replace(&mut self.buf, next);
-        let job = Write { buf, len: self.len, pos: self.pos };
-        let jobs = self.jobs.as_ref().expect("writer running until finish");
-        jobs.send(job).map_err(|_| io::Error::other("the output file's writer thread ended"))?;
-        self.out += 1;
+        if self.direct && !(self.pos.is_multiple_of(ALIGN as u64) && self.len.is_multiple_of(ALIGN)) {
+            self.through_page_cache()?;
+        }
+        let pending = &self.buf[self.start..self.start + self.len];
+        match self.file.write_all_at(pending, self.pos) {
+            // A filesystem that took the flag but not the write.
+            Err(e) if self.direct && e.raw_os_error() == Some(libc::EINVAL) => {
+                self.through_page_cache()?;
+                self.file.write_all_at(&self.buf[self.start..self.start + self.len], self.pos)?;
+            }
+            r => r?,
+        }
         self.pos += self.len as u64;
         self.len = 0;
         Ok(())
     }
 
-    /// Waits for every write handed over; the first error, if any.
-    fn drain(&mut self) -> io::Result<()> {
-        let mut first = Ok(());
-        while self.out > 0 {
-            if let Err(e) = self.returned() {
-                if first.is_ok() {
-                    first = Err(e);
-                }
-            }
+    /// Goes on without `O_DIRECT` (the same file, opened again).
+    fn through_page_cache(&mut self) -> io::Result<()> {
+        if self.direct {
+            self.file = OpenOptions::new().write(true).open(&self.path)?;
+            self.direct = false;
         }
-        first
+        Ok(())
     }
 
     /// Writes what is pending and sets the file's length to `len`, or to the end of what
@@ -231,27 +127,12 @@ impl OutputFile {
         let end = len.unwrap_or(self.position());
         if self.direct && !self.len.is_multiple_of(ALIGN) && self.pos.is_multiple_of(ALIGN as u64) {
             let padded = self.len.div_ceil(ALIGN) * ALIGN;
-            self.buf.bytes(self.cap)[self.len..padded].fill(0);
+            self.buf[self.start + self.len..self.start + padded].fill(0);
             self.len = padded;
         }
-        let flushed = self.flush();
-        let drained = self.drain();
-        self.jobs = None;
-        let file = self.thread.take().expect("writer thread").join().expect("output file's writer thread panicked");
-        flushed.and(drained)?;
-        file.set_len(end)?;
-        Ok(file)
-    }
-}
-
-impl Drop for OutputFile {
-    /// Without `finish` (the build failed): lets the writer thread end.
-    fn drop(&mut self) {
-        self.jobs = None;
-        while self.out > 0 && self.returned().is_ok() {}
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.flush()?;
+        self.file.set_len(end)?;
+        Ok(self.file)
     }
 }
 

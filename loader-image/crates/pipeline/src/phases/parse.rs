@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use extsort::SpillDir;
 use rdf_input::fastline::{parse_fast_line, FastLine, FastStatement};
 use rdf_input::{
-    parse_chunk, parse_line_chunk, parse_terse, parse_terse_from, BufferPool, Chunk, ChunkEnd, InputFile, LineChunker,
-    Rejected, Syntax, TerseChunk, TerseSplitter,
+    parse_chunk, parse_line_chunk, parse_terse, parse_terse_from, Chunk, ChunkEnd, InputFile, LineChunker, Rejected,
+    Syntax, TerseChunk, TerseSplitter,
 };
 
 use crate::budget::{MemoryPlan, CHUNK_BYTES};
@@ -96,8 +96,6 @@ struct ParseShared<'a> {
     snapshots: Snapshots,
     /// RDF 1.2 directional literals seen, per node key (see crate::rdf12).
     directions: crate::rdf12::Directions,
-    /// Chunk buffers going round between the producers and the workers.
-    buffers: BufferPool,
 }
 
 /// Partial checkpoints of a parse under way: the coordinator asks for a generation; each
@@ -406,7 +404,6 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         break;
                     }
                 }
-                sh.buffers.give(chunk.data);
             }
             Job::Terse { file, chunk } => {
                 completed = parse_terse_chunk(sh, file, &chunk, &mut out, &mut enc, &mut fast, &mut on_reject);
@@ -649,7 +646,7 @@ fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: 
             sh.prefixes.lock().expect("prefixes").push((file, splitter.declared().to_vec()));
             continue;
         }
-        let mut chunker = LineChunker::recycling(reader, CHUNK_BYTES, sh.buffers.clone());
+        let mut chunker = LineChunker::new(reader, CHUNK_BYTES);
         if !send_chunks(sh, &tx, file, || chunker.next_chunk(), |c| c.seq, |chunk| Job::Lines { file, chunk }) {
             return;
         }
@@ -774,7 +771,6 @@ pub(crate) fn parse_phase(
             published: Condvar::new(),
         },
         directions: Default::default(),
-        buffers: BufferPool::default(),
     };
     for (file, md5) in &resumed.files_done {
         sh.digests[*file].lock().expect("digest").md5 = md5.clone();

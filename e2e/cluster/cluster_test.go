@@ -299,6 +299,8 @@ func (s *suite) installChart(ctx context.Context) {
 		"--set", "fuseki.javaOptions=-Xmx512m", "--set", "fuseki.resources.requests.memory=768Mi",
 		"--set", "fuseki.resources.limits.memory=1Gi",
 		"--set", "argo.workflowServiceAccount.create=true",
+		// Prometheus here scrapes the build pods every second, after discovery's 5 s batching
+		"--set", "monitoring.stepMetricsLinger=8s",
 		// the scraper's identity may read the operator's metrics (the metrics-reader ClusterRole)
 		"--set", "metrics.reader.subjects[0].kind=ServiceAccount", "--set", "metrics.reader.subjects[0].name=" + scraperSA,
 		"--set", "metrics.reader.subjects[0].namespace=" + s.ns,

@@ -3,7 +3,7 @@
 //
 //	rdf-bulkload-fetch --endpoint URL --bucket B [--prefix P] [--key K ...] [--include GLOB ...]
 //	    [--marker KEY | --manifest KEY] [--ca-file F] [--insecure] --dest DIR --report FILE
-//	    [--parallel N] [--part-size SIZE] [--metrics-addr ADDR]
+//	    [--parallel N] [--part-size SIZE] [--metrics-addr ADDR [--metrics-linger D]]
 //
 // Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN).
 // Exit codes: 0 ok, 2 usage/configuration (incl. wrong credentials), 3 integrity failure or
@@ -69,6 +69,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		parallel, retries    int
 		partSize, metrics    string
 		retryBase, progEvery time.Duration
+		metricsLinger        time.Duration
 		showVersion          bool
 		expectRevision       string
 	)
@@ -87,6 +88,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.IntVar(&parallel, "parallel", 8, "concurrent ranged reads, across and within objects")
 	fs.StringVar(&partSize, "part-size", "64Mi", "size of one ranged read and unit of resumption (a Kubernetes quantity: 64Mi = 64·2^20 bytes, 64M = 64·10^6)")
 	fs.StringVar(&metrics, "metrics-addr", "", "serve Prometheus metrics on this address (e.g. :9090) while running")
+	fs.DurationVar(&metricsLinger, "metrics-linger", 0, "keep serving the metrics this long after the fetch ends, so that a scrape sees its final figures")
 	fs.IntVar(&retries, "retries", 8, "retries per request after a transient error")
 	fs.DurationVar(&retryBase, "retry-base", time.Second, "first retry delay (doubles each retry, at most 30s)")
 	fs.DurationVar(&progEvery, "progress-interval", 5*time.Second, "interval of JSON progress lines on stderr")
@@ -95,7 +97,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: rdf-bulkload-fetch --endpoint URL --bucket B [--prefix P] [--key K ...] [--include GLOB ...]\n"+
 			"  [--marker KEY | --manifest KEY] [--ca-file F] [--insecure] --dest DIR --report FILE\n"+
-			"  [--parallel N] [--part-size SIZE] [--metrics-addr ADDR]\n"+
+			"  [--parallel N] [--part-size SIZE] [--metrics-addr ADDR [--metrics-linger D]]\n"+
 			"Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN (environment only).\n"+
 			"Exit codes (docs/exit-codes.md): %s.\n\n", exitCodesText())
 		fs.PrintDefaults()
@@ -159,6 +161,14 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
+		// A step shorter than a scrape interval (plus service discovery's delay) would
+		// otherwise never be scraped: its final figures stay up a while. A signal cuts it short.
+		defer func() {
+			select {
+			case <-time.After(metricsLinger):
+			case <-ctx.Done():
+			}
+		}()
 	}
 	_, err = fetch.Run(ctx, fetch.Options{
 		Source: spec, Creds: creds, Dest: dest, Report: report, Parallel: parallel, PartSize: ps,

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -274,6 +275,72 @@ func TestCLIMetricsEndpoint(t *testing.T) {
 		if !found || !ok(v) {
 			t.Errorf("metric %s = %v (found %v) while fetching %d bytes:\n%s", name, v, found, total, scraped)
 		}
+	}
+}
+
+// --metrics-linger keeps the endpoint up after the fetch ends, with its final figures, until the
+// linger ends or a signal comes: a step shorter than a scrape interval is still scraped.
+func TestCLIMetricsLinger(t *testing.T) {
+	srv, files := setup(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	report := filepath.Join(dir, "r.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--endpoint", srv.Endpoint(), "--bucket", "dumps", "--prefix", "uniprot/2026_05/",
+			"--include", "*.nt.gz", "--marker", "uniprot/2026_05/DONE", "--dest", filepath.Join(dir, "in"), "--report", report,
+			"--metrics-addr", addr, "--metrics-linger", "1h"}, &stderr)
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(report); err == nil {
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("exit %d before lingering:\n%s", code, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no report after a minute")
+		}
+	}
+	select {
+	case code := <-done:
+		t.Fatalf("exit %d right after the fetch ended, without lingering", code)
+	case <-time.After(300 * time.Millisecond):
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape after the fetch ended: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var total int
+	for _, v := range files {
+		total += len(v)
+	}
+	if v, found := metricValue(string(b), "rdf_bulkload_fetch_bytes_total"); !found || v != float64(total) {
+		t.Errorf("rdf_bulkload_fetch_bytes_total = %v (found %v) after the fetch, want all %d bytes", v, found, total)
+	}
+	cancel() // the pod's SIGTERM: the linger ends at once, the fetch's result stands
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("still lingering 10 s after the signal")
 	}
 }
 

@@ -3,8 +3,10 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"os"
+	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -45,6 +47,9 @@ func main() {
 	flag.StringVar(&loaderImage, "loader-image", os.Getenv("RDF_BULKLOAD_LOADER_IMAGE"), "default loader image (rdf-bulkload, rdf-bulkload-validate)")
 	flag.StringVar(&pullPolicy, "step-image-pull-policy", os.Getenv("RDF_BULKLOAD_STEP_IMAGE_PULL_POLICY"),
 		"default pull policy of the build steps' images (Always, IfNotPresent, Never; empty: Kubernetes' default) unless a BulkLoad sets spec.loader.imagePullPolicy")
+	var stepMetricsLinger string
+	flag.StringVar(&stepMetricsLinger, "step-metrics-linger", os.Getenv("RDF_BULKLOAD_STEP_METRICS_LINGER"),
+		"how long the fetch step keeps serving its metrics after it ends, so that Prometheus scrapes its final figures (at least the scrape interval plus service discovery's delay; 0: none)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -54,6 +59,11 @@ func main() {
 	case "", corev1.PullAlways, corev1.PullIfNotPresent, corev1.PullNever:
 	default:
 		log.Error(nil, "--step-image-pull-policy must be Always, IfNotPresent or Never", "value", pullPolicy)
+		os.Exit(2)
+	}
+	linger, err := time.ParseDuration(cmp.Or(stepMetricsLinger, "0s"))
+	if err != nil || linger < 0 {
+		log.Error(err, "--step-metrics-linger must be a duration such as 20s", "value", stepMetricsLinger)
 		os.Exit(2)
 	}
 	metricsOpts, err := managermetrics.ServerOptions(managermetrics.Options{BindAddress: metricsAddr, Secure: metricsSecure, CertPath: metricsCertPath})
@@ -83,6 +93,7 @@ func main() {
 		DefaultFetchImage:      fetchImage,
 		DefaultLoaderImage:     loaderImage,
 		DefaultImagePullPolicy: corev1.PullPolicy(pullPolicy),
+		StepMetricsLinger:      linger,
 		Resolver:               newSourceResolver(),
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
@@ -97,7 +108,7 @@ func main() {
 		log.Error(err, "cannot add the readiness check")
 		os.Exit(1)
 	}
-	log.Info("starting", "metricsBindAddress", metricsAddr, "metricsSecure", metricsSecure, "fetchImage", fetchImage, "loaderImage", loaderImage, "stepImagePullPolicy", pullPolicy)
+	log.Info("starting", "metricsBindAddress", metricsAddr, "metricsSecure", metricsSecure, "fetchImage", fetchImage, "loaderImage", loaderImage, "stepImagePullPolicy", pullPolicy, "stepMetricsLinger", linger)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

@@ -60,6 +60,8 @@ type BulkLoadReconciler struct {
 	// DefaultImagePullPolicy of the build steps' images, unless spec.loader.imagePullPolicy
 	// says; empty leaves it to Kubernetes.
 	DefaultImagePullPolicy corev1.PullPolicy
+	// StepMetricsLinger: how long the fetch step keeps serving its metrics after it ends.
+	StepMetricsLinger time.Duration
 	// Clock is the wall clock unless a test sets one.
 	Clock clock.PassiveClock
 	// DependencyRecheck is how often a BulkLoad waiting for a missing API (Argo

@@ -33,7 +33,7 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 	if st.Attempt < 1 {
 		st.Attempt = 1
 	}
-	params := specs.BuildParams{Revision: st.SourceRevision, Attempt: st.Attempt, Images: s.images}
+	params := specs.BuildParams{Revision: st.SourceRevision, Attempt: st.Attempt, Images: s.images, StepMetricsLinger: r.StepMetricsLinger}
 	if s.wanted.Source && s.wanted.ID == st.SourceRevision {
 		params.ExpectRevision = st.SourceRevision
 	}

@@ -121,6 +121,11 @@ func TestWorkflowStepsAndArguments(t *testing.T) {
 	if strings.Join(fetch.Container.Args, " ") != strings.Join(wantFetch, " ") {
 		t.Errorf("fetch args:\n got %q\nwant %q", fetch.Container.Args, wantFetch)
 	}
+	// the operator's --step-metrics-linger reaches the fetch step
+	lingering := Workflow(bl, BuildParams{Revision: "rev-1", Attempt: 2, Images: ResolveImages(bl, "operator:1", "loader:1", ""), ExpectRevision: "sha256:abc", StepMetricsLinger: 20 * time.Second})
+	if got := strings.Join(lingering.Spec.Templates[tmpl["fetch"]].Container.Args, " "); got != strings.Join(wantFetch, " ")+" --metrics-linger 20s" {
+		t.Errorf("fetch args with a linger: %q", got)
+	}
 	if fetch.Container.Image != "operator:1" {
 		t.Errorf("fetch image %q", fetch.Container.Image)
 	}

@@ -93,6 +93,9 @@ type BuildParams struct {
 	// ExpectRevision, when set, makes the fetch step refuse a dump set whose listing
 	// digest differs (the source changed between resolving and fetching).
 	ExpectRevision string
+	// StepMetricsLinger keeps the fetch step's metrics endpoint up this long after the fetch
+	// ends (--metrics-linger), so that a fetch shorter than a scrape interval is still scraped.
+	StepMetricsLinger time.Duration
 }
 
 // Workflow builds the Argo Workflow of one build attempt: fetch → load → validate on
@@ -207,6 +210,9 @@ func fetchTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
 		args = append(args, "--expect-revision", expectRevision)
 	}
 	args = append(args, "--dest", FetchDestPath, "--report", FetchReportPath, "--metrics-addr", stepMetricsAddr)
+	if p.StepMetricsLinger > 0 {
+		args = append(args, "--metrics-linger", p.StepMetricsLinger.String())
+	}
 
 	c := &corev1.Container{
 		TerminationMessagePolicy: stepTerminationMessage,

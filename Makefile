@@ -22,8 +22,15 @@ help: ## Show this help.
 demo: loader tools-jena ## Build the loader, load examples/ into out/demo-db and query it with Jena.
 	bash hack/demo.sh
 
+# The loader's suites (Rust, Jena, Python) run first; beside them, in the background, tools-go
+# builds what the others need, then the fuzz check runs (hack/test-all.sh); then the Go suites.
+TEST_LOADER_SUITES := lint-rust lint-shell verify-docs test-loader
+TEST_BESIDE_SUITES := test-fuzz
+TEST_GO_SUITES := lint-go test-source test-operator test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver e2e-cluster-local
+
 .PHONY: test
-test: lint test-loader test-fuzz test-source test-operator test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver e2e-cluster-local ## Run every test suite (what CI runs).
+test: ## Run every test suite (what CI runs); the Go tools build and the fuzz check runs beside the loader's suites.
+	@MAKE="$(MAKE)" bash hack/test-all.sh "$(TEST_LOADER_SUITES)" "$(TEST_BESIDE_SUITES)" "$(TEST_GO_SUITES)"
 
 ##@ Lint and format (every language of the repository)
 
@@ -115,6 +122,15 @@ fuzz: fuzz-build ## Fuzz for FUZZ_SECONDS per target, growing loader-image/fuzz/
 	bash hack/fuzz.sh run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 ##@ Tooling (installed from package registries into $(RDF_BULKLOAD_CACHE))
+
+.PHONY: tools-go
+tools-go: tools-minio tools-helm operator-tools ## Every Go-built tool of the operator and cluster suites, and every Go module's dependencies, built ahead (idempotent; ~1 s warm).
+	@GOLANGCI_LINT_VERSION=$(GOLANGCI_LINT_VERSION) bash hack/install-golangci-lint.sh >/dev/null
+	@K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) bash hack/install-kube.sh >/dev/null
+	@bash hack/fetch-test-crds.sh >/dev/null
+	@bash hack/install-prometheus.sh >/dev/null
+	@bash hack/install-cluster-components.sh >/dev/null
+	@for m in $(GO_MODULES); do (cd $$m && $(GO_ENV) nice go build ./... && $(GO_ENV) nice go vet -tags e2e ./...) || exit 1; done
 
 .PHONY: tools-jena
 tools-jena: ## Jena 5.6.0 + Fuseki server jar from Maven Central.

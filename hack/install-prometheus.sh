@@ -4,7 +4,9 @@
 # Prometheus 3.x is published as the Go module github.com/prometheus/prometheus v0.3MM.P
 # (= Prometheus 3.MM.P); its go.mod has no replace directives, so both commands come from ONE
 # `go install pkg@version pkg@version`. Built without the `builtinassets` tag: no web UI (the
-# HTTP API, which the tests use, is complete without it).
+# HTTP API, which the tests use, is complete without it); with `remove_all_sd,enable_kubernetes_sd`:
+# of the service discoveries only Kubernetes' (and static, file, http), which the cluster suite uses;
+# the cloud SDKs of the others were half the build (288 s user CPU against 528, measured 2026-11-26).
 #
 # Usage: hack/install-prometheus.sh [DEST]
 #   DEST defaults to ${RDF_BULKLOAD_CACHE:-$HOME/.cache/rdf-bulkload}/prometheus-<module version>.
@@ -16,17 +18,16 @@
 #   user 65534:65534 (nobody), entrypoint /bin/prometheus, cmd --config.file=/etc/prometheus/
 #   prometheus.yml --storage.tsdb.path=/prometheus. No CA bundle (it scrapes in-cluster only; the
 #   operator's HTTPS endpoint is reached with the service account's CA file).
-# Cold cost, measured 2026-11-25 with an empty Go build cache and module cache: 5 min wall on 2
-#   idle cores, downloads included (13 min 47 s on cores shared with other builds); 528 s user +
-#   78 s system CPU, 3.2 GB peak RSS; the Go build cache grows by ~2.1 GB, this cache by 240 MB
-#   (prometheus 100 MB, promtool 84 MB, image 54 MB). Warm: ~0.1 s.
+# Cold cost, measured 2026-11-26 with an empty Go build cache (module cache warm): 3 min 5 s wall
+#   on 2 idle cores, 289 s user + 53 s system CPU, 1.3 GB peak RSS; binaries 76 + 54 MB. (2026-11-25,
+#   with every service discovery: 5 min, 528 s user, downloads included.) Warm: ~0.1 s.
 # Env: PROMETHEUS_VERSION (module version, v0.316.0), PROMETHEUS_IMAGE (image ref).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.316.0}
 CACHE=${RDF_BULKLOAD_CACHE:-$HOME/.cache/rdf-bulkload}
 DEST=${1:-$CACHE/prometheus-$PROMETHEUS_VERSION}
-RECIPE=1   # bump when the build flags or the image contents below change
+RECIPE=2   # bump when the build flags or the image contents below change
 MOD=github.com/prometheus/prometheus
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local} GOFLAGS=${GOFLAGS:--buildvcs=false} CGO_ENABLED=0
 mkdir -p "$DEST"; DEST=$(cd "$DEST" && pwd)
@@ -52,10 +53,10 @@ if [ "$(sed -n 1p "$DEST/.stamp" 2>/dev/null)" != "$STAMP_HEAD" ] || ! [ -x "$DE
   rm -f "$DEST/.stamp"
   tmp=$(mktemp -d "$DEST/.build.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
-  log "building prometheus + promtool $APP_VERSION ($MOD@$PROMETHEUS_VERSION; cold: ~6-14 min) into $DEST"
+  log "building prometheus + promtool $APP_VERSION ($MOD@$PROMETHEUS_VERSION; cold: ~3-8 min) into $DEST"
   # .promu.yml's tags minus builtinassets, and its version ldflags
   v=github.com/prometheus/common/version
-  GOBIN=$tmp nice go install -trimpath -tags netgo \
+  GOBIN=$tmp nice go install -trimpath -tags netgo,remove_all_sd,enable_kubernetes_sd \
     -ldflags "-s -w -X $v.Version=$APP_VERSION -X $v.Revision=$rev -X $v.Branch=HEAD -X $v.BuildUser=rdf-bulkload -X $v.BuildDate=$date" \
     "$MOD/cmd/prometheus@$PROMETHEUS_VERSION" "$MOD/cmd/promtool@$PROMETHEUS_VERSION"
   log "binaries built in $((SECONDS - t0)) s"

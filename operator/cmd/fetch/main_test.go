@@ -219,8 +219,9 @@ func TestCLIUsage(t *testing.T) {
 	}
 }
 
-// --metrics-addr serves the Prometheus metrics while the fetch runs.
-func TestCLIMetricsEndpoint(t *testing.T) {
+// setupMetrics is setup with the credentials in the environment and a free loopback address
+// for --metrics-addr.
+func setupMetrics(t *testing.T) (*miniotest.Server, map[string][]byte, string) {
 	srv, files := setup(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
@@ -228,8 +229,13 @@ func TestCLIMetricsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
+	defer l.Close()
+	return srv, files, l.Addr().String()
+}
+
+// --metrics-addr serves the Prometheus metrics while the fetch runs.
+func TestCLIMetricsEndpoint(t *testing.T) {
+	srv, files, addr := setupMetrics(t)
 	var scraped string
 	testHookOnPart = func(ev fetch.PartEvent) {
 		if scraped != "" {
@@ -281,15 +287,7 @@ func TestCLIMetricsEndpoint(t *testing.T) {
 // --metrics-linger keeps the endpoint up after the fetch ends, with its final figures, until the
 // linger ends or a signal comes: a step shorter than a scrape interval is still scraped.
 func TestCLIMetricsLinger(t *testing.T) {
-	srv, files := setup(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", srv.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", srv.SecretKey)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	srv, files, addr := setupMetrics(t)
 	dir := t.TempDir()
 	report := filepath.Join(dir, "r.json")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -208,6 +208,18 @@ func (s *suite) waitBulkLoad(ctx context.Context, name, what string, timeout tim
 	return last
 }
 
+// listedAfter waits for the watcher's first listing of the source that began after t (the
+// operator and this test share the machine's clock; lastListTime has whole seconds, so a
+// listing in t's own second does not count) and returns the BulkLoad as that listing left it.
+func (s *suite) listedAfter(ctx context.Context, name string, t time.Time) *unstructured.Unstructured {
+	s.t.Helper()
+	after := t.Truncate(time.Second)
+	return s.waitBulkLoad(ctx, name, "a listing of the source after "+t.Format(time.RFC3339), watchInterval+30*time.Second, func(u *unstructured.Unstructured) bool {
+		at, err := time.Parse(time.RFC3339, statusString(u, "source", "lastListTime"))
+		return err == nil && at.After(after)
+	})
+}
+
 // readyWith waits until the BulkLoad is Ready with a lastBuiltRevision other than not.
 func (s *suite) readyWith(ctx context.Context, name, not string, timeout time.Duration) *unstructured.Unstructured {
 	return s.waitBulkLoad(ctx, name, "Ready with a new revision", timeout, func(u *unstructured.Unstructured) bool {

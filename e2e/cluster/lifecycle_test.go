@@ -75,12 +75,15 @@ func (s *suite) gitops(ctx context.Context, rec *record, dir string) {
 	}
 	s.startPoller(ctx)
 
-	// An upload without its marker starts nothing.
+	// An upload without its marker starts nothing: the first listing that sees it still
+	// resolves to the built set, unchanged (had it taken the new set, it would be settling).
+	fingerprint1 := statusString(u, "source", "fingerprint")
+	uploaded := time.Now()
 	s.upload(ctx, weeklyPrefix+rev2+"/", false, dump(rev2, 20000))
-	time.Sleep(watchInterval + settlePeriod + 10*time.Second)
-	u = s.getBulkLoad(ctx, weekly)
-	if got := statusString(u, "lastBuiltRevision"); got != r1 || statusString(u, "sourceRevision") != "" || statusString(u, "phase") != "Ready" {
-		t.Fatalf("a dump set without its marker started something: %s", yamlOf(u.Object["status"]))
+	u = s.listedAfter(ctx, weekly, uploaded)
+	if got := statusString(u, "lastBuiltRevision"); got != r1 || statusString(u, "sourceRevision") != "" || statusString(u, "phase") != "Ready" ||
+		statusString(u, "source", "fingerprint") != fingerprint1 || statusString(u, "source", "reason") != "SourceSettled" {
+		t.Fatalf("a dump set without its marker started something, or the listing after it changed (fingerprint was %s): %s", fingerprint1, yamlOf(u.Object["status"]))
 	}
 	if wfs := rec.workflowsFor(weekly, ""); len(wfs) != 1 {
 		t.Fatalf("workflows of %s: %v, want only the first build's", weekly, wfs)
@@ -162,8 +165,10 @@ func (s *suite) gitops(ctx context.Context, rec *record, dir string) {
 		t.Errorf("snapshots after three builds with keep 2: %v, want the current and the previous one", snaps)
 	}
 	s.checkBuildDurations(ctx, weekly)
-	// The same revision is never built twice, also after the restart.
-	time.Sleep(watchInterval + 5*time.Second)
+	// The same revision is never built twice, also after the restart: the next listing (which
+	// would start a build in the same reconcile) starts none.
+	s.listedAfter(ctx, weekly, time.Now())
+	time.Sleep(3 * time.Second) // the workflow recorder's watch
 	if wfs := rec.workflowsFor(weekly, ""); len(wfs) != 3 {
 		t.Errorf("workflows of %s after three revisions: %v, want three", weekly, wfs)
 	}

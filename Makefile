@@ -130,7 +130,7 @@ tools-go: tools-minio tools-helm operator-tools ## Every Go-built tool of the op
 	@bash hack/fetch-test-crds.sh >/dev/null
 	@bash hack/install-prometheus.sh >/dev/null
 	@bash hack/install-cluster-components.sh >/dev/null
-	@for m in $(GO_MODULES); do (cd $$m && $(GO_ENV) nice go build ./... && $(GO_ENV) nice go vet -tags e2e ./...) || exit 1; done
+	@for m in $(GO_MODULES); do (cd $$m && $(GO_ENV) nice go vet -tags e2e ./...) || exit 1; done # (vet compiles every dependency)
 
 .PHONY: tools-jena
 tools-jena: ## Jena 5.6.0 + Fuseki server jar from Maven Central.

@@ -22,14 +22,15 @@ help: ## Show this help.
 demo: loader tools-jena ## Build the loader, load examples/ into out/demo-db and query it with Jena.
 	bash hack/demo.sh
 
-# The loader's suites (Rust, Jena, Python) run first; beside them, in the background, tools-go
-# builds what the others need, then the fuzz check runs (hack/test-all.sh); then the Go suites.
+# The loader's suites (Rust, Jena, Python) run first, then the Go suites; beside them, in the
+# background, tools-go builds what the Go suites need, then the cluster suite and the fuzz check
+# run (hack/test-all.sh).
 TEST_LOADER_SUITES := lint-rust lint-shell verify-docs test-loader
-TEST_BESIDE_SUITES := test-fuzz
-TEST_GO_SUITES := lint-go test-source test-operator test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver e2e-cluster-local
+TEST_BESIDE_SUITES := e2e-cluster-local test-fuzz
+TEST_GO_SUITES := lint-go test-source test-operator test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver
 
 .PHONY: test
-test: ## Run every test suite (what CI runs); the Go tools build and the fuzz check runs beside the loader's suites.
+test: ## Run every test suite (what CI runs) in two lanes: the Go tools build, then the cluster suite and the fuzz check run, beside the others.
 	@MAKE="$(MAKE)" bash hack/test-all.sh "$(TEST_LOADER_SUITES)" "$(TEST_BESIDE_SUITES)" "$(TEST_GO_SUITES)"
 
 ##@ Lint and format (every language of the repository)

@@ -38,6 +38,9 @@ OPERATOR_DEBS=(ca-certificates)
 BUSYBOX_APPLETS="sh mkdir cat ls rm cp mv ln sed grep cut head tail tr wc paste env sleep du df find"
 
 [ -x "$LOADER_BIN" ] || { echo "no loader binary at $LOADER_BIN: run 'make loader'" >&2; exit 2; }
+# one build at a time: make test's two lanes both assemble the images (test-images and the cluster
+# suite), and the Java runtime and Debian packages are cached under fixed names
+mkdir -p "$CACHE"; exec 9>"$CACHE/images.lock"; flock 9
 eval "$(bash "$ROOT/hack/install-jena.sh")"   # JENA_HOME, RDF_BULKLOAD_FUSEKI_JAR
 work=$(mktemp -d "${TMPDIR:-/tmp}/rdf-bulkload-images.XXXXXX")
 trap 'rm -rf "$work"' EXIT

@@ -368,7 +368,6 @@ impl Dictionary {
     }
 }
 
-/// Reads where each key bucket starts in a run (see [`FOOTER_BYTES`]).
 /// Asks the kernel to start writing a finished run to disk now, without waiting, so that the
 /// disk works while the other shards sort and write theirs and the checkpoint's sync finds
 /// little left to do. Only a hint: if it fails, the sync does the work.
@@ -380,6 +379,7 @@ fn start_writeback(f: &File) {
     }
 }
 
+/// Reads where each key bucket starts in a run (see [`FOOTER_BYTES`]).
 fn read_footer(path: &std::path::Path) -> io::Result<[u64; KEY_BUCKETS + 1]> {
     let mut f = File::open(path)?;
     let len = f.metadata()?.len();

@@ -282,10 +282,10 @@ impl Dictionary {
         use rayon::prelude::*;
         // Shards spill in parallel: each sorts its new entries and writes its own run; the
         // state is read under the same lock, so it names every run the shard has.
-        let states: Vec<(ShardState, Vec<PathBuf>)> = self
+        let states: Vec<ShardState> = self
             .shards
             .par_iter()
-            .map(|m| -> io::Result<(ShardState, Vec<PathBuf>)> {
+            .map(|m| -> io::Result<ShardState> {
                 let mut sh = m.lock().expect("dictionary shard poisoned");
                 self.spill_shard(&mut sh, keep)?;
                 if !keep {
@@ -295,23 +295,23 @@ impl Dictionary {
                     sh.keys = Vec::new();
                     self.account(&mut sh);
                 }
-                let state = ShardState {
+                Ok(ShardState {
                     ids: sh.base + sh.len() as u64,
                     runs: sh
                         .runs
                         .iter()
                         .map(|r| r.file_name().expect("run file").to_string_lossy().into_owned())
                         .collect(),
-                };
-                Ok((state, sh.runs.clone()))
+                })
             })
             .collect::<io::Result<_>>()?;
         // Then every run is made durable before the states are handed out for a checkpoint:
         // once all are written, so that no shard's sort waits for its own run's sync (runs the
         // budget spilled earlier were not synced when written; syncing one again costs next to
         // nothing).
-        states.par_iter().flat_map(|(_, runs)| runs).try_for_each(|run| File::open(run)?.sync_data())?;
-        Ok(states.into_iter().map(|(state, _)| state).collect())
+        let dir = self.spill.path();
+        states.par_iter().flat_map(|st| &st.runs).try_for_each(|run| File::open(dir.join(run))?.sync_data())?;
+        Ok(states)
     }
 
     /// The dictionary as a checkpoint left it: every entry in its shard's runs; new terms

@@ -161,7 +161,7 @@ impl PackedTreeWriter {
     /// Jena never checks this, and an unsorted tree silently gives wrong answers.
     pub fn push(&mut self, rec: &[u8]) -> io::Result<()> {
         debug_assert_eq!(rec.len(), self.p.rec_len);
-        if self.records > 0 && rec[..self.p.key_len] <= self.last[..self.p.key_len] {
+        if self.records > 0 && !ascending(&self.last[..self.p.key_len], &rec[..self.p.key_len]) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "B+Tree records must be strictly ascending by key",
@@ -345,6 +345,21 @@ impl PackedTreeWriter {
     }
 }
 
+/// `a < b` in unsigned byte order, as a slice compare gives it, but a word at a time: keys are
+/// 16-32 bytes, and a `memcmp` call per record was a fifth of the node table's writer.
+fn ascending(a: &[u8], b: &[u8]) -> bool {
+    let (wa, wb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (wa.remainder(), wb.remainder());
+    for (x, y) in wa.zip(wb) {
+        let (x, y) =
+            (u64::from_be_bytes(x.try_into().expect("8 bytes")), u64::from_be_bytes(y.try_into().expect("8 bytes")));
+        if x != y {
+            return x < y;
+        }
+    }
+    ra < rb
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,6 +393,25 @@ mod tests {
         assert_eq!(back, recs, "n = {n}");
         let idn = std::fs::metadata(dir.path().join("T.idn")).unwrap().len();
         assert_eq!(idn, u64::from(s.branch_blocks) * p.block_size as u64);
+    }
+
+    /// The word-at-a-time order check equals the slice compare, for every key length (with a
+    /// tail shorter than a word) and for pairs that differ in one byte anywhere, in either
+    /// direction, or not at all.
+    #[test]
+    fn ascending_is_unsigned_byte_order() {
+        for len in 0..=33usize {
+            let base: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+            assert!(!ascending(&base, &base), "equal keys, len {len}");
+            for at in 0..len {
+                for v in [0u8, 1, 0x7f, 0x80, 0xfe, 0xff] {
+                    let mut other = base.clone();
+                    other[at] = v;
+                    assert_eq!(ascending(&base, &other), base < other, "len {len}, byte {at} = {v:#x}");
+                    assert_eq!(ascending(&other, &base), other < base, "len {len}, byte {at} = {v:#x}");
+                }
+            }
+        }
     }
 
     #[test]

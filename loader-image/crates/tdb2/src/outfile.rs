@@ -12,23 +12,96 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 
 /// Alignment `O_DIRECT` asks of offsets, lengths and buffers (the page size; a multiple of
 /// every logical block size in use).
 const ALIGN: usize = 4096;
 
 /// A file written sequentially (with holes) through an aligned buffer of its own.
+///
+/// A full buffer's direct write is made by a thread of the file's own while the caller fills
+/// a second buffer: the caller waits only when that write is still going when the next
+/// buffer is full. An `O_DIRECT` write returns when the device has the data (about 0.8 ms
+/// per MiB on the build VM), and the node table's writer, which also feeds the merge, had
+/// spent half of that phase waiting for 540 of them. A write's error surfaces at the next
+/// flush or at [`finish`](Self::finish), with its errno.
 pub struct OutputFile {
     file: File,
     path: PathBuf,
     direct: bool,
-    /// Backing storage; the buffer is `buf[start..start + cap]`, `ALIGN`-aligned.
-    buf: Vec<u8>,
-    start: usize,
-    cap: usize,
+    buf: AlignedBuf,
+    /// The second buffer, back from the writer thread (none until the first direct write).
+    spare: Option<AlignedBuf>,
     /// Bytes pending in the buffer, and the file offset they go to.
     len: usize,
     pos: u64,
+    writer: Option<DirectWriter>,
+}
+
+/// `cap` bytes aligned to [`ALIGN`] in a vector of their own.
+struct AlignedBuf {
+    mem: Vec<u8>,
+    start: usize,
+    cap: usize,
+}
+
+impl AlignedBuf {
+    fn new(cap: usize) -> AlignedBuf {
+        let mem = vec![0u8; cap + ALIGN];
+        let start = mem.as_ptr().align_offset(ALIGN);
+        AlignedBuf { mem, start, cap }
+    }
+    fn bytes(&self, len: usize) -> &[u8] {
+        &self.mem[self.start..self.start + len]
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.mem[self.start..self.start + self.cap]
+    }
+}
+
+/// A buffer's write: its first `len` bytes at `pos`; it comes back with the result.
+struct Write {
+    buf: AlignedBuf,
+    len: usize,
+    pos: u64,
+    result: io::Result<()>,
+}
+
+/// The thread making one file's direct writes, one at a time, in the order given.
+struct DirectWriter {
+    jobs: Option<mpsc::SyncSender<Write>>,
+    done: mpsc::Receiver<Write>,
+    in_flight: bool,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl DirectWriter {
+    fn spawn(file: File) -> io::Result<DirectWriter> {
+        let (jobs, rx) = mpsc::sync_channel::<Write>(1);
+        let (tx, done) = mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new().name("direct-write".into()).spawn(move || {
+            for mut w in rx {
+                w.result = file.write_all_at(w.buf.bytes(w.len), w.pos);
+                if tx.send(w).is_err() {
+                    break;
+                }
+            }
+        })?;
+        Ok(DirectWriter { jobs: Some(jobs), done, in_flight: false, thread: Some(thread) })
+    }
+}
+
+impl Drop for DirectWriter {
+    /// Ends the thread after the write it is making (an `OutputFile` dropped on an error
+    /// path leaves no write behind it).
+    fn drop(&mut self) {
+        self.jobs.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl OutputFile {
@@ -41,9 +114,16 @@ impl OutputFile {
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (File::create(path)?, false),
             Err(e) => return Err(e),
         };
-        let buf = vec![0u8; cap + ALIGN];
-        let start = buf.as_ptr().align_offset(ALIGN);
-        Ok(OutputFile { file, path: path.to_path_buf(), direct, buf, start, cap, len: 0, pos: 0 })
+        Ok(OutputFile {
+            file,
+            path: path.to_path_buf(),
+            direct,
+            buf: AlignedBuf::new(cap),
+            spare: None,
+            len: 0,
+            pos: 0,
+            writer: None,
+        })
     }
 
     /// Whether the file bypasses the page cache (so far).
@@ -59,12 +139,11 @@ impl OutputFile {
     /// Appends `bytes`.
     pub fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
         while !bytes.is_empty() {
-            let n = (self.cap - self.len).min(bytes.len());
-            let at = self.start + self.len;
-            self.buf[at..at + n].copy_from_slice(&bytes[..n]);
+            let n = (self.buf.cap - self.len).min(bytes.len());
+            self.buf.bytes_mut()[self.len..self.len + n].copy_from_slice(&bytes[..n]);
             self.len += n;
             bytes = &bytes[n..];
-            if self.len == self.cap {
+            if self.len == self.buf.cap {
                 self.flush()?;
             }
         }
@@ -89,26 +168,52 @@ impl OutputFile {
         Ok(())
     }
 
-    /// Writes what is pending: directly when it is aligned, else through the page cache.
+    /// Writes what is pending: directly (on the writer thread) when it is aligned, else
+    /// through the page cache once the direct write in flight is done.
     fn flush(&mut self) -> io::Result<()> {
         if self.len == 0 {
             return Ok(());
         }
-        if self.direct && !(self.pos.is_multiple_of(ALIGN as u64) && self.len.is_multiple_of(ALIGN)) {
-            self.through_page_cache()?;
-        }
-        let pending = &self.buf[self.start..self.start + self.len];
-        match self.file.write_all_at(pending, self.pos) {
-            // A filesystem that took the flag but not the write.
-            Err(e) if self.direct && e.raw_os_error() == Some(libc::EINVAL) => {
-                self.through_page_cache()?;
-                self.file.write_all_at(&self.buf[self.start..self.start + self.len], self.pos)?;
+        if self.direct && self.pos.is_multiple_of(ALIGN as u64) && self.len.is_multiple_of(ALIGN) {
+            let next = match self.wait()? {
+                Some(buf) => buf,
+                None => AlignedBuf::new(self.buf.cap),
+            };
+            let full = std::mem::replace(&mut self.buf, next);
+            let writer = match &mut self.writer {
+                Some(w) => w,
+                None => self.writer.insert(DirectWriter::spawn(self.file.try_clone()?)?),
+            };
+            let job = Write { buf: full, len: self.len, pos: self.pos, result: Ok(()) };
+            writer.jobs.as_ref().expect("open until dropped").send(job).map_err(|_| writer_gone())?;
+            writer.in_flight = true;
+        } else {
+            if let Some(buf) = self.wait()? {
+                self.spare = Some(buf);
             }
-            r => r?,
+            self.through_page_cache()?;
+            self.file.write_all_at(self.buf.bytes(self.len), self.pos)?;
         }
         self.pos += self.len as u64;
         self.len = 0;
         Ok(())
+    }
+
+    /// Waits for the direct write in flight, if any; gives back a free second buffer (that
+    /// write's, or the one kept from before).
+    fn wait(&mut self) -> io::Result<Option<AlignedBuf>> {
+        let Some(writer) = self.writer.as_mut().filter(|w| w.in_flight) else { return Ok(self.spare.take()) };
+        let w = writer.done.recv().map_err(|_| writer_gone())?;
+        writer.in_flight = false;
+        match w.result {
+            // A filesystem that took the flag but not the write.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                self.through_page_cache()?;
+                self.file.write_all_at(w.buf.bytes(w.len), w.pos)?;
+            }
+            r => r?,
+        }
+        Ok(Some(w.buf))
     }
 
     /// Goes on without `O_DIRECT` (the same file, opened again).
@@ -127,13 +232,20 @@ impl OutputFile {
         let end = len.unwrap_or(self.position());
         if self.direct && !self.len.is_multiple_of(ALIGN) && self.pos.is_multiple_of(ALIGN as u64) {
             let padded = self.len.div_ceil(ALIGN) * ALIGN;
-            self.buf[self.start + self.len..self.start + padded].fill(0);
+            let at = self.len;
+            self.buf.bytes_mut()[at..padded].fill(0);
             self.len = padded;
         }
         self.flush()?;
+        self.wait()?;
+        self.writer = None;
         self.file.set_len(end)?;
         Ok(self.file)
     }
+}
+
+fn writer_gone() -> io::Error {
+    io::Error::other("the direct-write thread ended")
 }
 
 #[cfg(test)]

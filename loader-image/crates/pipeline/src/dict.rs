@@ -75,7 +75,8 @@ impl Shard {
     /// Indexes of the entries not yet in a run, in MD5-key order.
     fn order(&self) -> Vec<u32> {
         let mut o: Vec<u32> = (self.persisted as u32..self.len() as u32).collect();
-        o.sort_unstable_by_key(|&i| self.keys[i as usize]);
+        // The key as a big-endian integer: the bytes' order, without a `memcmp` call each.
+        o.sort_unstable_by_key(|&i| u128::from_be_bytes(self.keys[i as usize]));
         o
     }
 }
@@ -483,7 +484,9 @@ enum Pending {
 pub struct TermMerge<'a> {
     terms: &'a DictTerms,
     sources: Vec<Source>,
-    heap: BinaryHeap<Reverse<([u8; 16], usize)>>,
+    /// (key as a big-endian integer, source): the same order as the key's bytes, compared in
+    /// two instructions instead of a `memcmp` call (most of the merge's time, with 64 runs).
+    heap: BinaryHeap<Reverse<(u128, usize)>>,
     current: Vec<Option<(MergedTerm, Pending)>>,
 }
 
@@ -523,7 +526,7 @@ impl TermMerge<'_> {
             }
         };
         if let Some((t, _)) = &next {
-            self.heap.push(Reverse((t.key, s)));
+            self.heap.push(Reverse((u128::from_be_bytes(t.key), s)));
         }
         self.current[s] = next;
         Ok(())

@@ -86,6 +86,10 @@ pub(crate) fn run(b: &mut Build<'_>, parse: &ParseState) -> Result<NodeTable, Lo
 
 /// Terms a merging thread hands to the writer at a time.
 const BATCH_TERMS: usize = 4096;
+/// A batch's byte buffer: room for 4096 terms of 256 bytes, so that it is not grown (and
+/// copied) on the way; with the 4 batches a range's channel holds and the one being filled,
+/// within the per-worker buffers of the budget.
+const BATCH_BYTES: usize = 1 << 20;
 /// Read buffers of one merging thread, shared out over the runs it reads: with its batches
 /// in flight, within the per-worker buffers of the budget (budget.rs), which the parse's
 /// chunks no longer use.
@@ -116,7 +120,7 @@ fn merge_ranges(terms: &DictTerms, ranges: Vec<(Range<usize>, Sender<io::Result<
             }
         };
         loop {
-            let mut batch = Batch { terms: Vec::with_capacity(BATCH_TERMS), bytes: Vec::with_capacity(1 << 18) };
+            let mut batch = Batch { terms: Vec::with_capacity(BATCH_TERMS), bytes: Vec::with_capacity(BATCH_BYTES) };
             let mut failed = None;
             while batch.terms.len() < BATCH_TERMS {
                 let at = batch.bytes.len();

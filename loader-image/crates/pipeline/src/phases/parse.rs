@@ -341,12 +341,19 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                 let mut scope = blank_scope(file, &sh.files[file], false);
                 let syntax = sh.files[file].syntax;
                 let quads = syntax == Syntax::NQuads;
+                // UTF-8 is checked once for the whole chunk; only a chunk that is not valid is
+                // checked line by line.
                 let whole_chunk_utf8 = std::str::from_utf8(&chunk.data).is_ok();
                 completed = true;
                 for (this_line, line) in (chunk.first_line..).zip(chunk.data.split(|&b| b == b'\n')) {
-                    if whole_chunk_utf8 || std::str::from_utf8(line).is_ok() {
-                        // Valid UTF-8: checked for the whole chunk, or for this line just now.
-                        let text = std::str::from_utf8(line).unwrap_or_default();
+                    let text = if whole_chunk_utf8 {
+                        // SAFETY: the chunk is valid UTF-8, and a newline (ASCII) is never part
+                        // of a multi-byte sequence, so each piece between two is valid too.
+                        Some(unsafe { std::str::from_utf8_unchecked(line) })
+                    } else {
+                        std::str::from_utf8(line).ok()
+                    };
+                    if let Some(text) = text {
                         match parse_fast_line(text, quads) {
                             FastLine::Empty => continue,
                             FastLine::Statement(st) => match fast.statement(&st, &mut scope, quads) {

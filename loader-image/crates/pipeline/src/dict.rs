@@ -484,8 +484,8 @@ enum Pending {
 pub struct TermMerge<'a> {
     terms: &'a DictTerms,
     sources: Vec<Source>,
-    /// (key as a big-endian integer, source): the same order as the key's bytes, compared in
-    /// two instructions instead of a `memcmp` call (most of the merge's time, with 64 runs).
+    /// (key as a big-endian integer, source): the same order as the key's bytes, compared
+    /// without a `memcmp` call.
     heap: BinaryHeap<Reverse<(u128, usize)>>,
     current: Vec<Option<(MergedTerm, Pending)>>,
 }

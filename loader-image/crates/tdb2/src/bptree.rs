@@ -346,7 +346,7 @@ impl PackedTreeWriter {
 }
 
 /// `a < b` in unsigned byte order, as a slice compare gives it, but a word at a time: keys are
-/// 16-32 bytes, and a `memcmp` call per record was a fifth of the node table's writer.
+/// 16-32 bytes, and a `memcmp` call per record was a fifth of the node-table phase's CPU.
 fn ascending(a: &[u8], b: &[u8]) -> bool {
     let (wa, wb) = (a.chunks_exact(8), b.chunks_exact(8));
     let (ra, rb) = (wa.remainder(), wb.remainder());

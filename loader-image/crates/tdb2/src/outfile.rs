@@ -298,6 +298,27 @@ mod tests {
         }
     }
 
+    /// A direct write that fails on the writer thread is not lost: its error (errno kept)
+    /// comes back from the next write that needs a buffer, or from `finish`.
+    #[test]
+    fn a_failed_direct_write_surfaces_with_its_errno() {
+        let tmp = tempfile::tempdir().unwrap();
+        for blocks in [1usize, 3] {
+            let path = tmp.path().join(format!("f{blocks}"));
+            let mut f = OutputFile::create(&path, ALIGN).unwrap();
+            assert!(f.is_direct(), "O_DIRECT refused by the test's filesystem");
+            // A descriptor the kernel refuses writes on, as a failing device would.
+            f.file = File::open(&path).unwrap();
+            let mut res = Ok(());
+            for _ in 0..blocks {
+                res = res.and_then(|()| f.write_all(&[7u8; ALIGN]));
+            }
+            let res = res.and_then(|()| f.finish(None).map(drop));
+            let err = res.expect_err("a failed write reported");
+            assert_eq!(err.raw_os_error(), Some(libc::EBADF), "{blocks} blocks: {err}");
+        }
+    }
+
     #[test]
     fn finish_sets_a_longer_length_as_a_trailing_hole() {
         let tmp = tempfile::tempdir().unwrap();

@@ -7,7 +7,7 @@
   the per-phase times and a final summary; on a terminal (a pseudo-terminal here) it is bars
   with the phase names, a rate and an ETA, then a table of the phases;
 * --metrics-addr serves /metrics while the load runs (phase, bytes read, statements, memory,
-  temp disk), and the load still ends with exit 0.
+  temp disk), and --metrics-linger after it until a signal; the load still ends with exit 0.
 """
 import fcntl
 import gzip
@@ -211,6 +211,42 @@ def test_metrics_while_running(loader_fp, tmp_path):
     assert p.returncode == EXIT_OK, err[-3000:]
     with pytest.raises(OSError):  # the server stopped with the load
         _scrape(port)
+
+
+def test_metrics_linger_serves_the_final_figures_until_a_signal(loader_fp, tmp_path):
+    """--metrics-linger: once the load has told its outcome, /metrics still serves the final
+    figures (every phase's duration, the totals) -- what a load shorter than a scrape interval
+    needs to be scraped at all; SIGTERM ends the linger at once, and the load's exit code (0)
+    stands. Without --metrics-addr the flag is a usage error."""
+    src = synthetic_nt(tmp_path / 'in.nt', 2000)
+    port = free_port()
+    p = subprocess.Popen([loader_fp, 'load', '--loc', str(tmp_path / 'db'), '--metrics-addr', '127.0.0.1:%d' % port,
+                          '--metrics-linger', '1h', src], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        err, deadline = '', time.time() + 60
+        while 'loaded 2000 triples' not in err and time.time() < deadline and p.poll() is None:
+            if select.select([p.stderr], [], [], 1)[0]:
+                err += p.stderr.readline()
+        assert 'loaded 2000 triples' in err, err[-3000:]
+        time.sleep(0.5)
+        assert p.poll() is None, 'exited instead of lingering'
+        text = _scrape(port)
+        for phase in PHASES:
+            assert _value(text, 'rdf_bulkload_load_phase_duration_seconds{phase="%s"}' % phase) >= 0
+        assert _value(text, 'rdf_bulkload_load_statements_total') == 2000
+        assert _value(text, 'rdf_bulkload_load_index_records_written_total{index="OSP"}') == 2000
+        p.terminate()
+        p.communicate(timeout=10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == EXIT_OK
+    with pytest.raises(OSError):  # the server stopped at the signal
+        _scrape(port)
+    r = subprocess.run([loader_fp, 'load', '--loc', str(tmp_path / 'db2'), '--metrics-linger', '5s', src],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and '--metrics-addr' in r.stderr, r.stderr
 
 
 def test_metrics_address_in_use_is_a_usage_error(loader, tmp_path):

@@ -8,8 +8,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bulkload_pipeline::load::load_then;
 use bulkload_pipeline::plan::{detect_inputs, plan, PlanRequest};
-use bulkload_pipeline::{load, ExitCode, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle};
+use bulkload_pipeline::{ExitCode, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod quantity;
@@ -98,6 +99,11 @@ enum Command {
         /// statements, bytes read, rate, rejects, memory, temp disk, phase durations).
         #[arg(long, value_parser = parse_addr, value_name = "HOST:PORT")]
         metrics_addr: Option<SocketAddr>,
+        /// Keep serving the metrics this long after the load ends (it exits at once on
+        /// SIGTERM/SIGINT, with the load's exit code), so that a load shorter than a scrape
+        /// interval is still scraped with its final figures: seconds, or 500ms, 30s, 1m.
+        #[arg(long, requires = "metrics_addr", value_parser = parse_seconds, value_name = "SECONDS")]
+        metrics_linger: Option<Duration>,
         /// Start even when the plan estimates that memory or disk cannot hold the build (the
         /// estimate comes from a sample and can be wrong, e.g. when the start of a dump is
         /// unlike the rest, or when space is freed while the load runs).
@@ -212,6 +218,7 @@ fn main() -> ProcessExit {
             source_report,
             progress_interval,
             metrics_addr,
+            metrics_linger,
             skip_plan_check,
             fresh,
             checkpoint_interval,
@@ -243,27 +250,33 @@ fn main() -> ProcessExit {
                 replace,
                 source_report,
                 interrupt,
-                monitor: MonitorOptions { style: ProgressStyle::Auto, interval: progress_interval, metrics_addr },
+                monitor: MonitorOptions {
+                    style: ProgressStyle::Auto,
+                    interval: progress_interval,
+                    metrics_addr,
+                    metrics_linger: metrics_linger.unwrap_or_default(),
+                },
                 skip_plan_check,
                 fresh,
                 checkpoint_interval,
             };
-            match load(&opts) {
-                Ok(r) if r.already_complete => {
-                    eprintln!(
-                        "{} already holds this load (same inputs and options): {} triples and {} quads, built earlier; nothing to do",
-                        r.location, r.triples, r.quads
-                    );
-                    ProcessExit::SUCCESS
-                }
-                Ok(r) => {
-                    eprintln!(
-                        "loaded {} triples and {} quads ({} distinct terms, {} rejected) into {} in {:.1}s",
-                        r.triples, r.quads, r.distinct_terms, r.rejects, r.location, r.duration_seconds
-                    );
-                    ProcessExit::SUCCESS
-                }
-                Err(e) => fail(&e),
+            // The outcome is told as soon as the load is over, before any --metrics-linger.
+            let result = load_then(&opts, |result| {
+                match result {
+                Ok(r) if r.already_complete => eprintln!(
+                    "{} already holds this load (same inputs and options): {} triples and {} quads, built earlier; nothing to do",
+                    r.location, r.triples, r.quads
+                ),
+                Ok(r) => eprintln!(
+                    "loaded {} triples and {} quads ({} distinct terms, {} rejected) into {} in {:.1}s",
+                    r.triples, r.quads, r.distinct_terms, r.rejects, r.location, r.duration_seconds
+                ),
+                Err(e) => eprintln!("rdf-bulkload: error: {e}"),
+            }
+            });
+            match result {
+                Ok(_) => ProcessExit::SUCCESS,
+                Err(e) => ProcessExit::from(e.exit_code().code()),
             }
         }
     }

@@ -26,10 +26,29 @@ use crate::workdir::{LoadLock, Places};
 /// Loads the inputs into a new TDB2 database at `opts.loc`, resuming an earlier run of the
 /// same load from its last checkpoint.
 pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
+    load_then(opts, |_| ())
+}
+
+/// [`load`], handing the result to `done` as soon as the load is over, while the metrics
+/// endpoint still serves the final figures: it closes `--metrics-linger` later, or at a
+/// signal (the result stands either way).
+pub fn load_then(opts: &LoadOptions, done: impl FnOnce(&Result<Report, LoadError>)) -> Result<Report, LoadError> {
     let progress = Progress::new(opts.memory);
-    let monitor = Monitor::start(&opts.monitor, progress.clone())?;
+    let monitor = match Monitor::start(&opts.monitor, progress.clone()) {
+        Ok(m) => m,
+        Err(e) => {
+            let result = Err(e);
+            done(&result);
+            return result;
+        }
+    };
     let result = load_monitored(opts, progress);
-    monitor.finish(result.is_ok());
+    let metrics = monitor.finish(result.is_ok());
+    done(&result);
+    if let Some(m) = metrics {
+        m.linger(opts.monitor.metrics_linger, &opts.interrupt);
+        m.stop();
+    }
     result
 }
 

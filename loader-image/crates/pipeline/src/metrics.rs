@@ -1,9 +1,10 @@
 //! Prometheus metrics of a running load (`--metrics-addr HOST:PORT`): `/metrics` in the
 //! text exposition format, taken from [`Progress`] at each scrape.
 //!
-//! The server lives exactly as long as the load: it stops (and its port closes) when the
-//! load ends, successfully or not. A workflow needs it only while the load runs; the final
-//! numbers are in the build report (`bulkload-report.json`).
+//! The server lives as long as the load, and `--metrics-linger` after it (until a signal
+//! comes), so that a load shorter than a scrape interval is still scraped with its final
+//! figures (phase durations, totals); then its port closes, whether the load succeeded or
+//! not. The final numbers are also in the build report (`bulkload-report.json`).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -210,6 +211,18 @@ impl MetricsServer {
             })
             .expect("spawn metrics server");
         Ok(MetricsServer { stop, thread })
+    }
+
+    /// Goes on serving for `linger`, or until `interrupt` is set (SIGTERM, SIGINT).
+    pub fn linger(&self, linger: Duration, interrupt: &AtomicBool) {
+        let end = std::time::Instant::now() + linger;
+        while !interrupt.load(Ordering::Relaxed) {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(100)));
+        }
     }
 
     /// Stops serving; the port is closed when this returns.

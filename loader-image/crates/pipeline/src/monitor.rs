@@ -13,7 +13,7 @@ use crate::progress::Progress;
 use crate::{progress_bar, progress_json};
 
 /// The renderers of one load: a reporter thread (bars or JSON lines) and the metrics
-/// server. [`Monitor::finish`] stops both and prints the per-phase summary.
+/// server. [`Monitor::finish`] stops the reporter, which prints the per-phase summary.
 pub struct Monitor {
     progress: Arc<Progress>,
     reporter: Option<std::thread::JoinHandle<()>>,
@@ -46,18 +46,17 @@ impl Monitor {
         Ok(Monitor { progress, reporter, metrics })
     }
 
-    /// Stops the renderers once the load is over; `ok` says how it ended.
-    pub fn finish(mut self, ok: bool) {
-        self.stop(ok);
+    /// Stops the reporter once the load is over (`ok` says how it ended) and hands back the
+    /// metrics server, still serving the final figures, for the caller to stop.
+    pub fn finish(mut self, ok: bool) -> Option<MetricsServer> {
+        self.stop_reporter(ok);
+        self.metrics.take()
     }
 
-    fn stop(&mut self, ok: bool) {
+    fn stop_reporter(&mut self, ok: bool) {
         self.progress.stop(ok);
         if let Some(h) = self.reporter.take() {
             let _ = h.join();
-        }
-        if let Some(m) = self.metrics.take() {
-            m.stop();
         }
     }
 }
@@ -66,7 +65,10 @@ impl Drop for Monitor {
     fn drop(&mut self) {
         // A panic unwinding through the load: stop the threads all the same.
         if self.reporter.is_some() || self.metrics.is_some() {
-            self.stop(false);
+            self.stop_reporter(false);
+            if let Some(m) = self.metrics.take() {
+                m.stop();
+            }
         }
     }
 }

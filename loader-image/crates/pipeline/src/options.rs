@@ -98,10 +98,18 @@ pub struct MonitorOptions {
     pub interval: Duration,
     /// Serve Prometheus metrics at `http://ADDR/metrics` while the load runs.
     pub metrics_addr: Option<SocketAddr>,
+    /// Keep serving them this long after the load ends (until a signal comes), so that a
+    /// scrape sees the final figures of a load shorter than a scrape interval.
+    pub metrics_linger: Duration,
 }
 
 impl Default for MonitorOptions {
     fn default() -> Self {
-        MonitorOptions { style: ProgressStyle::Auto, interval: Duration::from_secs(10), metrics_addr: None }
+        MonitorOptions {
+            style: ProgressStyle::Auto,
+            interval: Duration::from_secs(10),
+            metrics_addr: None,
+            metrics_linger: Duration::ZERO,
+        }
     }
 }

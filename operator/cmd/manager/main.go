@@ -49,7 +49,7 @@ func main() {
 		"default pull policy of the build steps' images (Always, IfNotPresent, Never; empty: Kubernetes' default) unless a BulkLoad sets spec.loader.imagePullPolicy")
 	var stepMetricsLinger string
 	flag.StringVar(&stepMetricsLinger, "step-metrics-linger", os.Getenv("RDF_BULKLOAD_STEP_METRICS_LINGER"),
-		"how long the fetch step keeps serving its metrics after it ends, so that Prometheus scrapes its final figures (at least the scrape interval plus service discovery's delay; 0: none)")
+		"how long the fetch and load steps keep serving their metrics after their work ends, so that Prometheus scrapes their final figures (at least the scrape interval plus service discovery's delay; 0: none)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()

@@ -39,7 +39,7 @@ func FuzzWorkflowFromSpec(f *testing.F) {
 		bl.Spec.Source.Prefix, bl.Spec.Source.Include = prefix, []string{include}
 
 		wf := Workflow(bl, BuildParams{Revision: prefix + include, Attempt: 1, Images: Images{Fetch: "f", Loader: "l", Validate: "v"}})
-		args := LoaderArgs(bl)
+		args := LoaderArgs(bl, 0)
 		memory := argAfter(args, "--memory")
 		q, err := resource.ParseQuantity(strings.TrimSuffix(strings.Replace(memory, "iB", "i", 1), "B"))
 		if err != nil {

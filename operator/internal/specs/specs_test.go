@@ -121,10 +121,15 @@ func TestWorkflowStepsAndArguments(t *testing.T) {
 	if strings.Join(fetch.Container.Args, " ") != strings.Join(wantFetch, " ") {
 		t.Errorf("fetch args:\n got %q\nwant %q", fetch.Container.Args, wantFetch)
 	}
-	// the operator's --step-metrics-linger reaches the fetch step
-	lingering := Workflow(bl, BuildParams{Revision: "rev-1", Attempt: 2, Images: ResolveImages(bl, "operator:1", "loader:1", ""), ExpectRevision: "sha256:abc", StepMetricsLinger: 20 * time.Second})
-	if got := strings.Join(lingering.Spec.Templates[tmpl["fetch"]].Container.Args, " "); got != strings.Join(wantFetch, " ")+" --metrics-linger 20s" {
+	// the operator's --step-metrics-linger reaches the fetch and load steps (the loader's in seconds)
+	lingering := Workflow(bl, BuildParams{Revision: "rev-1", Attempt: 2, Images: ResolveImages(bl, "operator:1", "loader:1", ""), ExpectRevision: "sha256:abc", StepMetricsLinger: 90 * time.Second})
+	if got := strings.Join(lingering.Spec.Templates[tmpl["fetch"]].Container.Args, " "); got != strings.Join(wantFetch, " ")+" --metrics-linger 1m30s" {
 		t.Errorf("fetch args with a linger: %q", got)
+	}
+	loadArgs := strings.Join(wf.Spec.Templates[tmpl["load"]].Container.Args, " ")
+	if got := strings.Join(lingering.Spec.Templates[tmpl["load"]].Container.Args, " "); strings.Contains(loadArgs, "--metrics-linger") ||
+		got != strings.Replace(loadArgs, " /data/input", " --metrics-linger 90 /data/input", 1) {
+		t.Errorf("load args with a linger: %q (without: %q)", got, loadArgs)
 	}
 	if fetch.Container.Image != "operator:1" {
 		t.Errorf("fetch image %q", fetch.Container.Image)
@@ -291,7 +296,7 @@ func TestLoaderArgsSkipPolicy(t *testing.T) {
 	bl.Spec.Loader.MaxRejects = ptr.To(int64(0))
 	bl.Spec.Loader.Threads = 3
 	bl.Spec.Loader.MemoryBudget = ptr.To(resource.MustParse("1536Mi"))
-	got := strings.Join(LoaderArgs(bl), " ")
+	got := strings.Join(LoaderArgs(bl, 0), " ")
 	want := "load --loc /data/db --tmpdir /scratch/tmp --memory 1536MiB --threads 3 --on-error skip --max-rejects 0 --rejects /data/rejects.jsonl --report /data/report.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
 	if got != want {
 		t.Errorf("\n got %s\nwant %s", got, want)

@@ -93,8 +93,9 @@ type BuildParams struct {
 	// ExpectRevision, when set, makes the fetch step refuse a dump set whose listing
 	// digest differs (the source changed between resolving and fetching).
 	ExpectRevision string
-	// StepMetricsLinger keeps the fetch step's metrics endpoint up this long after the fetch
-	// ends (--metrics-linger), so that a fetch shorter than a scrape interval is still scraped.
+	// StepMetricsLinger keeps the fetch and load steps' metrics endpoints up this long after
+	// the step's work ends (--metrics-linger), so that a step shorter than a scrape interval
+	// is still scraped with its final figures.
 	StepMetricsLinger time.Duration
 }
 
@@ -230,9 +231,9 @@ func fetchTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
 	return wfv1.Template{Name: StepFetch, Container: c, Metadata: metricsMetadata(bl, p.Revision), RetryStrategy: retryStrategy(bl, StepFetch)}
 }
 
-// LoaderArgs is the rdf-bulkload command line of the load step (without the input
-// glob, which the shell expands).
-func LoaderArgs(bl *rdfv1.BulkLoad) []string {
+// LoaderArgs is the rdf-bulkload command line of the load step; metricsLinger > 0 keeps
+// its metrics served that long after the load.
+func LoaderArgs(bl *rdfv1.BulkLoad, metricsLinger time.Duration) []string {
 	l := &bl.Spec.Loader
 	args := []string{
 		"load",
@@ -250,7 +251,12 @@ func LoaderArgs(bl *rdfv1.BulkLoad) []string {
 	}
 	// The fetch step's report rides along into the build report; the input directory is
 	// passed whole (the loader loads every file below it, in name order).
-	return append(args, "--report", ReportPath, "--source-report", FetchReportPath, "--metrics-addr", stepMetricsAddr, InputPath)
+	args = append(args, "--report", ReportPath, "--source-report", FetchReportPath, "--metrics-addr", stepMetricsAddr)
+	if metricsLinger > 0 {
+		// in seconds: the loader does not read Go's "1m0s"
+		args = append(args, "--metrics-linger", strconv.FormatFloat(metricsLinger.Seconds(), 'f', -1, 64))
+	}
+	return append(args, InputPath)
 }
 
 // StepMetricsPort is where the fetch and load steps serve Prometheus metrics while they run
@@ -283,7 +289,7 @@ func loadTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
 		Image:                    images.Loader,
 		ImagePullPolicy:          images.PullPolicy,
 		Command:                  []string{"rdf-bulkload"},
-		Args:                     LoaderArgs(bl),
+		Args:                     LoaderArgs(bl, p.StepMetricsLinger),
 		Resources:                *bl.Spec.Loader.Resources.DeepCopy(),
 		Ports:                    metricsPorts(),
 		VolumeMounts: []corev1.VolumeMount{

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bulkload_pipeline::load::load_then;
 use bulkload_pipeline::plan::{detect_inputs, plan, PlanRequest};
-use bulkload_pipeline::{ExitCode, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle};
+use bulkload_pipeline::{ExitCode, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle, Report};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 mod quantity;
@@ -261,19 +261,7 @@ fn main() -> ProcessExit {
                 checkpoint_interval,
             };
             // The outcome is told as soon as the load is over, before any --metrics-linger.
-            let result = load_then(&opts, |result| {
-                match result {
-                Ok(r) if r.already_complete => eprintln!(
-                    "{} already holds this load (same inputs and options): {} triples and {} quads, built earlier; nothing to do",
-                    r.location, r.triples, r.quads
-                ),
-                Ok(r) => eprintln!(
-                    "loaded {} triples and {} quads ({} distinct terms, {} rejected) into {} in {:.1}s",
-                    r.triples, r.quads, r.distinct_terms, r.rejects, r.location, r.duration_seconds
-                ),
-                Err(e) => eprintln!("rdf-bulkload: error: {e}"),
-            }
-            });
+            let result = load_then(&opts, tell_outcome);
             match result {
                 Ok(_) => ProcessExit::SUCCESS,
                 Err(e) => ProcessExit::from(e.exit_code().code()),
@@ -282,8 +270,27 @@ fn main() -> ProcessExit {
     }
 }
 
-fn fail(e: &LoadError) -> ProcessExit {
+/// The line that tells how a load ended.
+fn tell_outcome(result: &Result<Report, LoadError>) {
+    match result {
+        Ok(r) if r.already_complete => eprintln!(
+            "{} already holds this load (same inputs and options): {} triples and {} quads, built earlier; nothing to do",
+            r.location, r.triples, r.quads
+        ),
+        Ok(r) => eprintln!(
+            "loaded {} triples and {} quads ({} distinct terms, {} rejected) into {} in {:.1}s",
+            r.triples, r.quads, r.distinct_terms, r.rejects, r.location, r.duration_seconds
+        ),
+        Err(e) => print_error(e),
+    }
+}
+
+fn print_error(e: &LoadError) {
     eprintln!("rdf-bulkload: error: {e}");
+}
+
+fn fail(e: &LoadError) -> ProcessExit {
+    print_error(e);
     ProcessExit::from(e.exit_code().code())
 }
 

@@ -168,17 +168,16 @@ impl OutputFile {
         Ok(())
     }
 
-    /// Writes what is pending: directly (on the writer thread) when it is aligned, else
-    /// through the page cache once the direct write in flight is done.
+    /// Writes what is pending, once the direct write in flight is done (which may have
+    /// found `O_DIRECT` refused): directly (on the writer thread) when it is aligned, else
+    /// through the page cache.
     fn flush(&mut self) -> io::Result<()> {
         if self.len == 0 {
             return Ok(());
         }
+        let spare = self.wait()?;
         if self.direct && self.pos.is_multiple_of(ALIGN as u64) && self.len.is_multiple_of(ALIGN) {
-            let next = match self.wait()? {
-                Some(buf) => buf,
-                None => AlignedBuf::new(self.buf.cap),
-            };
+            let next = spare.unwrap_or_else(|| AlignedBuf::new(self.buf.cap));
             let full = std::mem::replace(&mut self.buf, next);
             let writer = match &mut self.writer {
                 Some(w) => w,
@@ -188,9 +187,7 @@ impl OutputFile {
             writer.jobs.as_ref().expect("open until dropped").send(job).map_err(|_| writer_gone())?;
             writer.in_flight = true;
         } else {
-            if let Some(buf) = self.wait()? {
-                self.spare = Some(buf);
-            }
+            self.spare = spare;
             self.through_page_cache()?;
             self.file.write_all_at(self.buf.bytes(self.len), self.pos)?;
         }

@@ -24,13 +24,15 @@ use std::sync::{Arc, Mutex};
 use extsort::SpillDir;
 
 use crate::checkpoint::ShardState;
-use hashbrown::HashTable;
 
 const SHARD_BITS: u32 = 6;
 const SHARDS: usize = 1 << SHARD_BITS;
 const SHARD_MASK: u64 = SHARDS as u64 - 1;
-/// Bytes an entry costs besides its term bytes: start offset, MD5 key, hash-table slot.
-const ENTRY_OVERHEAD: usize = 8 + 16 + 8;
+/// Bytes an entry costs besides its term bytes and header: start offset, MD5 key, table
+/// slots (8 bytes each, at most 3/4 of them used).
+const ENTRY_OVERHEAD: usize = 8 + 16 + 11;
+/// An entry's header in the arena, before its term bytes: entry number, length (u32 LE each).
+const ENTRY_HEADER: usize = 8;
 /// Key buckets, by the key's first byte: the unit in which key ranges are merged.
 pub const KEY_BUCKETS: usize = 256;
 /// A run's footer: the offset of each bucket's first record, then the end of the records,
@@ -44,10 +46,10 @@ const RECORD_HEADER: u64 = 16 + 8 + 4;
 pub type ProvId = u64;
 
 struct Shard {
-    table: HashTable<u32>,
-    /// Stored term bytes, back to back.
+    table: TermTable,
+    /// Entries back to back: header ([`ENTRY_HEADER`]), then the stored term bytes.
     arena: Vec<u8>,
-    /// Start of entry i in `arena`; entry i ends where i+1 starts (or at the arena's end).
+    /// Where entry i's header starts in `arena`.
     starts: Vec<u64>,
     /// The node-table key (MD5) of entry i.
     keys: Vec<[u8; 16]>,
@@ -62,12 +64,10 @@ struct Shard {
 
 impl Shard {
     fn bytes(&self, i: usize) -> &[u8] {
-        let s = self.starts[i] as usize;
-        let e = self.starts.get(i + 1).map_or(self.arena.len(), |&e| e as usize);
-        &self.arena[s..e]
+        entry(&self.arena, self.starts[i] as usize).1
     }
     fn memory(&self) -> usize {
-        self.arena.capacity() + self.starts.capacity() * 8 + self.keys.capacity() * 16 + self.table.capacity() * 8
+        self.arena.capacity() + self.starts.capacity() * 8 + self.keys.capacity() * 16 + self.table.memory()
     }
     fn len(&self) -> usize {
         self.starts.len()
@@ -78,6 +78,111 @@ impl Shard {
         // The key as a big-endian integer: the bytes' order, without a `memcmp` call each.
         o.sort_unstable_by_key(|&i| u128::from_be_bytes(self.keys[i as usize]));
         o
+    }
+}
+
+/// The entry whose header starts at `at` in an arena: its number and its term bytes.
+#[inline]
+fn entry(arena: &[u8], at: usize) -> (u32, &[u8]) {
+    let head: &[u8; ENTRY_HEADER] = arena[at..at + ENTRY_HEADER].try_into().expect("entry header");
+    let i = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+    let len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+    (i, &arena[at + ENTRY_HEADER..at + ENTRY_HEADER + len])
+}
+
+/// A shard's index from term bytes to entry: open addressing, linear probing, each slot the
+/// arena offset of an entry's header (plus one; 0 is empty) under a 16-bit tag of the term's
+/// hash. A lookup that finds its term reads the slot and the entry, header and bytes side by
+/// side: two cache misses where a table of entry numbers took four (control byte, slot, start
+/// offset, bytes), and lookups are most of a parse worker's misses.
+#[derive(Default)]
+struct TermTable {
+    slots: Vec<u64>,
+    len: usize,
+}
+
+impl TermTable {
+    const OFFSET_BITS: u32 = 48;
+    const OFFSET_MASK: u64 = (1 << Self::OFFSET_BITS) - 1;
+
+    /// The tag: hash bits 32..48 (the slot comes from bits 0..32, the shard from the top).
+    #[inline]
+    fn tag(h: u64) -> u64 {
+        (h >> 32) & 0xffff
+    }
+
+    /// The first slot to probe: the low 32 bits of the hash scaled to the table's size.
+    #[inline]
+    fn home(h: u64, slots: usize) -> usize {
+        (((h & 0xffff_ffff) * slots as u64) >> 32) as usize
+    }
+
+    /// Entries it holds before it must grow: 3/4 of its slots, so a probe soon meets an empty one.
+    fn capacity(&self) -> usize {
+        self.slots.len() / 4 * 3
+    }
+
+    fn memory(&self) -> usize {
+        self.slots.capacity() * 8
+    }
+
+    #[inline]
+    fn find(&self, h: u64, bytes: &[u8], arena: &[u8]) -> Option<u32> {
+        let n = self.slots.len();
+        if n == 0 {
+            return None;
+        }
+        let tag = Self::tag(h);
+        let mut at = Self::home(h, n);
+        loop {
+            let slot = self.slots[at];
+            if slot == 0 {
+                return None;
+            }
+            if slot >> Self::OFFSET_BITS == tag {
+                let (i, term) = entry(arena, ((slot & Self::OFFSET_MASK) - 1) as usize);
+                if term == bytes {
+                    return Some(i);
+                }
+            }
+            at += 1;
+            if at == n {
+                at = 0;
+            }
+        }
+    }
+
+    /// Adds the entry at arena offset `at` (not present yet; room made by `grow_to`).
+    fn insert(&mut self, h: u64, at: u64) {
+        debug_assert!(self.len < self.capacity() && at < Self::OFFSET_MASK);
+        let n = self.slots.len();
+        let mut pos = Self::home(h, n);
+        while self.slots[pos] != 0 {
+            pos += 1;
+            if pos == n {
+                pos = 0;
+            }
+        }
+        self.slots[pos] = (Self::tag(h) << Self::OFFSET_BITS) | (at + 1);
+        self.len += 1;
+    }
+
+    /// Makes room for `entries` entries (if it has less), placing every entry again.
+    fn grow_to(&mut self, entries: usize, arena: &[u8], hasher: &impl BuildHasher) {
+        if entries <= self.capacity() {
+            return;
+        }
+        let old = std::mem::replace(&mut self.slots, vec![0; (entries + entries / 3 + 4).next_multiple_of(4)]);
+        self.len = 0;
+        for slot in old.into_iter().filter(|&s| s != 0) {
+            let at = (slot & Self::OFFSET_MASK) - 1;
+            self.insert(hasher.hash_one(entry(arena, at as usize).1), at);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.slots.fill(0);
+        self.len = 0;
     }
 }
 
@@ -99,7 +204,7 @@ impl Dictionary {
             shards: (0..SHARDS)
                 .map(|_| {
                     Mutex::new(Shard {
-                        table: HashTable::new(),
+                        table: TermTable::default(),
                         arena: Vec::new(),
                         starts: Vec::new(),
                         keys: Vec::new(),
@@ -129,7 +234,7 @@ impl Dictionary {
     pub fn get(&self, bytes: &[u8], h: u64) -> Option<ProvId> {
         let shard_no = (h >> (64 - SHARD_BITS)) as usize;
         let sh = self.shards[shard_no].lock().expect("dictionary shard poisoned");
-        let found = sh.table.find(h, |&i| sh.bytes(i as usize) == bytes).copied();
+        let found = sh.table.find(h, bytes, &sh.arena);
         found.map(|i| ((sh.base + u64::from(i)) << SHARD_BITS) | shard_no as u64)
     }
 
@@ -144,31 +249,31 @@ impl Dictionary {
         let shard_no = (h >> (64 - SHARD_BITS)) as usize;
         let mut guard = self.shards[shard_no].lock().expect("dictionary shard poisoned");
         let sh = &mut *guard;
-        if let Some(&i) = sh.table.find(h, |&i| sh.bytes(i as usize) == bytes) {
+        if let Some(i) = sh.table.find(h, bytes, &sh.arena) {
             return Ok(((sh.base + u64::from(i)) << SHARD_BITS) | shard_no as u64);
         }
         // Room for one more entry within the shard's share? Grow by doubling, never past it.
+        let len = u32::try_from(bytes.len()).map_err(|_| {
+            io::Error::new(io::ErrorKind::InvalidInput, format!("a term of {} bytes (the limit is 4 GiB)", bytes.len()))
+        })?;
         if !self.make_room(sh, bytes.len()) {
             self.spill_shard(sh, false)?;
             if !self.make_room(sh, bytes.len()) {
                 // A single term larger than a shard's share: hold it anyway, accounted.
-                sh.arena.reserve_exact(bytes.len());
+                sh.arena.reserve_exact(ENTRY_HEADER + bytes.len());
                 sh.starts.reserve_exact(1);
                 sh.keys.reserve_exact(1);
-                sh.table.reserve(1, |_| 0);
+                sh.table.grow_to(sh.table.len + 1, &sh.arena, &self.hasher);
             }
         }
         let i = sh.starts.len() as u32;
-        sh.starts.push(sh.arena.len() as u64);
+        let at = sh.arena.len() as u64;
+        sh.starts.push(at);
+        sh.arena.extend_from_slice(&i.to_le_bytes());
+        sh.arena.extend_from_slice(&len.to_le_bytes());
         sh.arena.extend_from_slice(bytes);
         sh.keys.push(key());
-        let (starts, arena) = (&sh.starts, &sh.arena);
-        let hasher = &self.hasher;
-        sh.table.insert_unique(h, i, |&j| {
-            let s = starts[j as usize] as usize;
-            let e = starts.get(j as usize + 1).map_or(arena.len(), |&e| e as usize);
-            hasher.hash_one(&arena[s..e])
-        });
+        sh.table.insert(h, at);
         self.account(sh);
         Ok(((sh.base + u64::from(i)) << SHARD_BITS) | shard_no as u64)
     }
@@ -190,7 +295,7 @@ impl Dictionary {
     fn make_room(&self, sh: &mut Shard, len: usize) -> bool {
         let arena_limit = self.shard_limit * 3 / 5;
         let entries_limit = self.shard_limit * 2 / 5 / ENTRY_OVERHEAD;
-        let need_arena = sh.arena.len() + len;
+        let need_arena = sh.arena.len() + ENTRY_HEADER + len;
         let need_entries = sh.starts.len() + 1;
         if need_arena > sh.arena.capacity() {
             if need_arena > arena_limit {
@@ -206,13 +311,7 @@ impl Dictionary {
             let cap = (sh.starts.capacity() * 2).clamp(need_entries.max(256), entries_limit.max(need_entries));
             sh.starts.reserve_exact(cap - sh.starts.len());
             sh.keys.reserve_exact(cap - sh.keys.len());
-            let (starts, arena) = (&sh.starts, &sh.arena);
-            let hasher = &self.hasher;
-            sh.table.reserve(cap - sh.table.len(), |&j| {
-                let s = starts[j as usize] as usize;
-                let e = starts.get(j as usize + 1).map_or(arena.len(), |&e| e as usize);
-                hasher.hash_one(&arena[s..e])
-            });
+            sh.table.grow_to(cap, &sh.arena, &self.hasher);
         }
         true
     }
@@ -290,7 +389,7 @@ impl Dictionary {
                 let mut sh = m.lock().expect("dictionary shard poisoned");
                 self.spill_shard(&mut sh, keep)?;
                 if !keep {
-                    sh.table = HashTable::new();
+                    sh.table = TermTable::default();
                     sh.arena = Vec::new();
                     sh.starts = Vec::new();
                     sh.keys = Vec::new();
@@ -617,6 +716,46 @@ impl Remap {
 mod tests {
     use super::*;
     use md5::Digest;
+
+    /// Entries whose hashes collide (same home slot, same tag) are all found by probing past
+    /// each other, a same-tag entry with other bytes is never taken for the term, and every
+    /// entry is found again after the table grows and wraps around its end.
+    #[test]
+    fn term_table_probes_past_collisions_and_keeps_entries_when_growing() {
+        let mut arena = Vec::new();
+        let mut table = TermTable::default();
+        let hasher = foldhash::fast::FixedState::with_seed(1);
+        let add = |arena: &mut Vec<u8>, table: &mut TermTable, i: u32, bytes: &[u8], h: u64| {
+            let at = arena.len() as u64;
+            arena.extend_from_slice(&i.to_le_bytes());
+            arena.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            arena.extend_from_slice(bytes);
+            table.grow_to(table.len + 1, arena, &hasher);
+            table.insert(h, at);
+        };
+        // Three terms under one hash whose home is the table's last slot, so probes wrap.
+        let h = 0x0000_abcd_ffff_ffff;
+        for (i, t) in [&b"one"[..], b"two", b"three"].into_iter().enumerate() {
+            add(&mut arena, &mut table, i as u32, t, h);
+        }
+        assert_eq!(TermTable::home(h, table.slots.len()), table.slots.len() - 1);
+        assert_eq!(table.find(h, b"one", &arena), Some(0));
+        assert_eq!(table.find(h, b"three", &arena), Some(2));
+        assert_eq!(table.find(h, b"four", &arena), None, "same tag, other bytes");
+        assert_eq!(table.find(h ^ (1 << 40), b"two", &arena), None, "other tag, same home");
+        // Many more, placed by their real hashes: the table grows several times.
+        let words: Vec<String> = (0..5000).map(|n| format!("term {n}")).collect();
+        for (n, w) in words.iter().enumerate() {
+            add(&mut arena, &mut table, 3 + n as u32, w.as_bytes(), hasher.hash_one(w.as_bytes()));
+        }
+        for (n, w) in words.iter().enumerate() {
+            assert_eq!(table.find(hasher.hash_one(w.as_bytes()), w.as_bytes(), &arena), Some(3 + n as u32));
+        }
+        assert_eq!(table.find(h, b"two", &arena), None, "regrown: placed by the real hash of its bytes");
+        assert!(table.len <= table.capacity() && table.capacity() * 4 <= table.slots.len() * 3);
+        table.clear();
+        assert_eq!(table.find(hasher.hash_one(&b"term 7"[..]), b"term 7", &arena), None);
+    }
 
     fn key(b: &[u8]) -> [u8; 16] {
         md5::Md5::digest(b).into()

@@ -298,6 +298,12 @@ impl Progress {
         self.memory_bytes.store(resident + sorting, Ordering::Relaxed);
     }
 
+    /// Adds the tuples remapped once and shared by the index builders (held until the phase
+    /// ends) to the index phase's memory.
+    pub fn add_index_memory(&self, bytes: u64) {
+        self.memory_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
     /// A message for the renderers: `json` for JSON lines, `text` for a terminal.
     pub fn note(&self, json: String, text: String) {
         self.push(Event::Note { json, text });

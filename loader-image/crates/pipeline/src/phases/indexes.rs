@@ -126,21 +126,31 @@ fn build_indexes(
     // share of a sort would start another index (work stealing), and its buffer with it.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(io::Error::other)?;
     let have_quads = src.quads.iter().any(|l| !l.is_empty());
+    let quad_logs = if have_quads { src.quads } else { &[] };
+    let todo: Vec<&str> = TRIPLE_INDEXES
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(QUAD_INDEXES.iter().map(|(n, _)| *n))
+        .filter(|n| !done.contains_key(*n))
+        .collect();
+    let pending = |names: &[(&str, [usize; 3])]| names.iter().filter(|(n, _)| todo.contains(n)).count();
+    let pending_quads = QUAD_INDEXES.iter().filter(|(n, _)| todo.contains(n)).count();
+    let triple_base = shared_base(src, &pool, threads, src.triples, pending(&TRIPLE_INDEXES))?;
+    let quad_base = shared_base(src, &pool, threads, quad_logs, pending_quads)?;
     let gen_dir = src.gen_dir;
     let build = |name: &str| -> io::Result<()> {
         let mut stats: Option<IdStats>;
         let records = if let Some((_, cols)) = TRIPLE_INDEXES.iter().find(|(n, _)| *n == name) {
             stats = (name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
-            build_index(src, &pool, name, cols, src.triples, TreeParams::TRIPLE, |t| {
+            build_index(src, &pool, name, cols, src.triples, triple_base.as_deref(), TreeParams::TRIPLE, |t| {
                 if let Some(st) = stats.as_mut() {
                     st.observe_pos(t);
                 }
             })?
         } else {
             let (_, cols) = QUAD_INDEXES.iter().find(|(n, _)| *n == name).expect("an index name");
-            let logs = if have_quads { src.quads } else { &[] };
             stats = (name == "POSG").then(|| IdStats { rdf_type, ..Default::default() });
-            build_index(src, &pool, name, cols, logs, TreeParams::QUAD, |t| {
+            build_index(src, &pool, name, cols, quad_logs, quad_base.as_deref(), TreeParams::QUAD, |t| {
                 if let Some(st) = stats.as_mut() {
                     st.observe_posg(t);
                 }
@@ -152,12 +162,6 @@ fn build_indexes(
         )?;
         on_done(name, IndexState { records, stats: stats.map(IdStats::into_state) })
     };
-    let todo: Vec<&str> = TRIPLE_INDEXES
-        .iter()
-        .map(|(n, _)| *n)
-        .chain(QUAD_INDEXES.iter().map(|(n, _)| *n))
-        .filter(|n| !done.contains_key(*n))
-        .collect();
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     std::thread::scope(|s| {
@@ -176,19 +180,76 @@ fn build_indexes(
     })
 }
 
+/// The logs' tuples remapped to final NodeIds, in log order, read once for every index of
+/// their kind still to build (each then takes its columns from it instead of reading and
+/// remapping the logs again: a third of the phase's CPU did that) -- when it fits beside
+/// the builders' sort buffers, and more than one index needs it.
+fn shared_base<const N: usize>(
+    src: &IndexSources<'_>,
+    pool: &rayon::ThreadPool,
+    threads: usize,
+    logs: &[Logged<N>],
+    indexes: usize,
+) -> io::Result<Option<Vec<[u64; N]>>> {
+    let bytes = logs.iter().map(Logged::len).sum::<u64>() * 8 * N as u64;
+    if indexes < 2 || bytes == 0 || bytes * (threads as u64 + 1) > src.sort_bytes * threads as u64 {
+        return Ok(None);
+    }
+    src.progress.add_index_memory(bytes);
+    remapped_logs(src, pool, logs, &std::array::from_fn(|i| i)).map(Some)
+}
+
+/// Every logged tuple, remapped to final NodeIds with its columns in `cols` order, in log
+/// order; each log is read by its own thread of the pool into its part of the result.
+fn remapped_logs<const N: usize>(
+    src: &IndexSources<'_>,
+    pool: &rayon::ThreadPool,
+    logs: &[Logged<N>],
+    cols: &[usize; N],
+) -> io::Result<Vec<[u64; N]>> {
+    use rayon::prelude::*;
+    let remap = src.remap;
+    let total: u64 = logs.iter().map(Logged::len).sum();
+    let mut buf = vec![[0u64; N]; total as usize];
+    let mut parts = Vec::with_capacity(logs.len());
+    let mut rest = buf.as_mut_slice();
+    for log in logs {
+        let (part, tail) = rest.split_at_mut(log.len() as usize);
+        parts.push((log, part));
+        rest = tail;
+    }
+    pool.install(|| {
+        parts.into_par_iter().try_for_each(|(log, part)| {
+            src.stop()?;
+            let mut i = 0;
+            log.for_each(|t| {
+                part[i] = std::array::from_fn(|c| remap.map(t[cols[c]]));
+                i += 1;
+                if i.is_multiple_of(1 << 14) {
+                    crash_point("indexes.sort_push");
+                }
+                Ok(())
+            })
+        })
+    })?;
+    Ok(buf)
+}
+
 /// Sorts the logged tuples (remapped to final NodeIds, columns in the index's order) and
 /// packs them into the index's tree, showing each record to `observe` on the way.
 ///
-/// An index whose tuples fit its sort buffer is filled by every thread, one log each, into
-/// its own part of the buffer, and sorted by every thread: several indexes are built at
-/// once, but the last ones (and a big node's) would otherwise run on one core each. An
-/// index that does not fit goes through the external sorter.
+/// An index whose tuples fit its sort buffer is filled by every thread (from `base`, the
+/// tuples already remapped, or else one log each) and sorted by every thread: several
+/// indexes are built at once, but the last ones (and a big node's) would otherwise run on
+/// one core each. An index that does not fit goes through the external sorter.
+#[allow(clippy::too_many_arguments)]
 fn build_index<const N: usize>(
     src: &IndexSources<'_>,
     pool: &rayon::ThreadPool,
     name: &str,
     cols: &[usize; N],
     logs: &[Logged<N>],
+    base: Option<&[[u64; N]]>,
     params: TreeParams,
     observe: impl FnMut(&[u64; N]),
 ) -> io::Result<u64> {
@@ -201,28 +262,10 @@ fn build_index<const N: usize>(
         0
     } else if total <= max_in_memory {
         use rayon::prelude::*;
-        let mut buf = vec![[0u64; N]; total as usize];
-        let mut parts = Vec::with_capacity(logs.len());
-        let mut rest = buf.as_mut_slice();
-        for log in logs {
-            let (part, tail) = rest.split_at_mut(log.len() as usize);
-            parts.push((log, part));
-            rest = tail;
-        }
-        pool.install(|| {
-            parts.into_par_iter().try_for_each(|(log, part)| {
-                src.stop()?;
-                let mut i = 0;
-                log.for_each(|t| {
-                    part[i] = remapped(t);
-                    i += 1;
-                    if i.is_multiple_of(1 << 14) {
-                        crash_point("indexes.sort_push");
-                    }
-                    Ok(())
-                })
-            })
-        })?;
+        let mut buf = match base {
+            Some(base) => pool.install(|| base.par_iter().map(|t| std::array::from_fn(|i| t[cols[i]])).collect()),
+            None => remapped_logs(src, pool, logs, cols)?,
+        };
         pool.install(|| buf.par_sort_unstable());
         buf.dedup();
         write_sorted(src, name, &mut w, buf.into_iter().map(Ok), observe)?

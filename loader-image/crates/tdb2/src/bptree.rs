@@ -31,9 +31,11 @@ fn write_block(w: &mut OutputFile, block: &[u8]) -> io::Result<()> {
     w.skip((block.len() - keep) as u64)
 }
 
+const PAGE: usize = 4096;
+static ZERO_PAGE: [u8; PAGE] = [0; PAGE];
+
 /// The block's bytes up to its last whole page that is not all zeros.
 fn used_pages(block: &[u8]) -> usize {
-    const PAGE: usize = 4096;
     let used = block.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
     used.div_ceil(PAGE) * PAGE
 }
@@ -131,7 +133,6 @@ pub struct PackedTreeWriter {
     branches_written: u32, // ids 1.. (0 is the root)
     levels: Vec<Level>,
     records: u64,
-    last: Vec<u8>,
     block_buf: Vec<u8>,
 }
 
@@ -152,7 +153,6 @@ impl PackedTreeWriter {
             branches_written: 0,
             levels: Vec::new(),
             records: 0,
-            last: Vec::new(),
             block_buf: vec![0u8; p.block_size],
         })
     }
@@ -160,35 +160,55 @@ impl PackedTreeWriter {
     /// Appends one record. Records must be strictly ascending (unsigned byte order):
     /// Jena never checks this, and an unsorted tree silently gives wrong answers.
     pub fn push(&mut self, rec: &[u8]) -> io::Result<()> {
-        debug_assert_eq!(rec.len(), self.p.rec_len);
-        if self.records > 0 && !ascending(&self.last[..self.p.key_len], &rec[..self.p.key_len]) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "B+Tree records must be strictly ascending by key",
-            ));
-        }
-        self.last.clear();
-        self.last.extend_from_slice(rec);
-        self.records += 1;
-        if self.cur_leaf.len() == self.p.leaf_cap * self.p.rec_len {
-            let full = std::mem::replace(&mut self.cur_leaf, Vec::with_capacity(self.p.leaf_cap * self.p.rec_len));
-            if let Some(prev) = self.held_leaf.replace(full) {
-                self.write_leaf(&prev)?;
+        let p = self.p;
+        debug_assert_eq!(rec.len(), p.rec_len);
+        if self.records > 0 {
+            // The record before is the open leaf's last (a leaf is closed only when the next
+            // record comes, and that record then opens the next one).
+            let at = self.cur_leaf.len() - p.rec_len;
+            if !ascending(&self.cur_leaf[at..at + p.key_len], &rec[..p.key_len]) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "B+Tree records must be strictly ascending by key",
+                ));
             }
+        }
+        self.records += 1;
+        if self.cur_leaf.len() == p.leaf_cap * p.rec_len {
+            // The held leaf is written, and its buffer takes the next records.
+            let mut next = match self.held_leaf.take() {
+                Some(mut prev) => {
+                    self.write_leaf(&prev)?;
+                    prev.clear();
+                    prev
+                }
+                None => Vec::with_capacity(p.leaf_cap * p.rec_len),
+            };
+            std::mem::swap(&mut self.cur_leaf, &mut next);
+            self.held_leaf = Some(next);
         }
         self.cur_leaf.extend_from_slice(rec);
         Ok(())
     }
 
+    /// Writes a leaf block: header, records, zeros, straight to the file (as [`write_block`]
+    /// would write the assembled block: up to its last page that is not all zeros).
     fn write_leaf(&mut self, recs: &[u8]) -> io::Result<()> {
         let p = self.p;
         let n = recs.len() / p.rec_len;
-        let b = &mut self.block_buf;
-        b.fill(0);
-        b[0..4].copy_from_slice(&(n as i32).to_be_bytes());
-        b[4..8].copy_from_slice(&(-1i32).to_be_bytes());
-        b[8..8 + recs.len()].copy_from_slice(recs);
-        write_block(&mut self.dat, b)?;
+        let mut head = [0u8; 8];
+        head[0..4].copy_from_slice(&(n as i32).to_be_bytes());
+        head[4..8].copy_from_slice(&(-1i32).to_be_bytes());
+        let used = recs.iter().rposition(|&b| b != 0).map_or(head.len(), |i| head.len() + i + 1);
+        let keep = (used.div_ceil(PAGE) * PAGE).min(p.block_size);
+        let body = (keep - head.len()).min(recs.len());
+        self.dat.write_all(&head)?;
+        self.dat.write_all(&recs[..body])?;
+        // Less than a page: `used` is past the records' last non-zero byte.
+        self.dat.write_all(&ZERO_PAGE[..keep - head.len() - body])?;
+        if keep < p.block_size {
+            self.dat.skip((p.block_size - keep) as u64)?;
+        }
         let id = self.leaves_written;
         self.leaves_written += 1;
         let key = recs[(n - 1) * p.rec_len..(n - 1) * p.rec_len + p.key_len].to_vec();
@@ -470,5 +490,13 @@ mod tests {
         w.push(&[1u8; 24]).unwrap();
         assert!(w.push(&[0u8; 24]).is_err());
         assert!(w.push(&[1u8; 24]).is_err());
+        // Across a full leaf: the next record is checked against the full leaf's last.
+        let mut w = PackedTreeWriter::create(dir.path(), "U", TreeParams::TRIPLE).unwrap();
+        let cap = TreeParams::TRIPLE.leaf_cap as u64;
+        for i in 0..cap {
+            w.push(&[&[0u8; 16][..], &(i + 10).to_be_bytes()].concat()).unwrap();
+        }
+        assert!(w.push(&[&[0u8; 16][..], &5u64.to_be_bytes()].concat()).is_err());
+        w.push(&[&[0u8; 16][..], &(cap + 10).to_be_bytes()].concat()).unwrap();
     }
 }

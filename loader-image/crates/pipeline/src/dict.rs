@@ -51,7 +51,8 @@ struct Shard {
     arena: Vec<u8>,
     /// Where entry i's header starts in `arena`.
     starts: Vec<u64>,
-    /// The node-table key (MD5) of entry i.
+    /// The node-table key (MD5) of entry i, computed for many entries at once when they are
+    /// needed in key order ([`Shard::key_entries`]): entries from `keys.len()` on have none yet.
     keys: Vec<[u8; 16]>,
     /// Provisional sequence number of entry 0 (entries spilled before count first).
     base: u64,
@@ -72,7 +73,22 @@ impl Shard {
     fn len(&self) -> usize {
         self.starts.len()
     }
-    /// Indexes of the entries not yet in a run, in MD5-key order.
+    /// Computes the keys of the entries that have none yet.
+    fn key_entries(&mut self) -> io::Result<()> {
+        const BATCH: usize = 4096;
+        let mut keys = vec![[0u8; 16]; BATCH];
+        while self.keys.len() < self.len() {
+            let from = self.keys.len();
+            let to = self.len().min(from + BATCH);
+            let stored: Vec<&[u8]> = (from..to).map(|i| self.bytes(i)).collect();
+            tdb2::term::stored_node_hashes(&stored, &mut keys[..to - from])
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "a dictionary entry is not a stored term"))?;
+            self.keys.extend_from_slice(&keys[..to - from]);
+        }
+        Ok(())
+    }
+
+    /// Indexes of the entries not yet in a run, in MD5-key order (keys computed).
     fn order(&self) -> Vec<u32> {
         let mut o: Vec<u32> = (self.persisted as u32..self.len() as u32).collect();
         // The key as a big-endian integer: the bytes' order, without a `memcmp` call each.
@@ -238,14 +254,14 @@ impl Dictionary {
         found.map(|i| ((sh.base + u64::from(i)) << SHARD_BITS) | shard_no as u64)
     }
 
-    /// The id of the term with these stored bytes, inserting it (with its MD5 key, computed
-    /// by `key` only for new terms) if it is new.
-    pub fn intern(&self, bytes: &[u8], key: impl FnOnce() -> [u8; 16]) -> io::Result<ProvId> {
-        self.intern_hashed(bytes, self.hasher.hash_one(bytes), key)
+    /// The id of the term with these stored bytes (as `tdb2::term::encode_term` writes them),
+    /// inserting it if it is new.
+    pub fn intern(&self, bytes: &[u8]) -> io::Result<ProvId> {
+        self.intern_hashed(bytes, self.hasher.hash_one(bytes))
     }
 
     /// [`intern`](Self::intern) with the hash already computed.
-    pub fn intern_hashed(&self, bytes: &[u8], h: u64, key: impl FnOnce() -> [u8; 16]) -> io::Result<ProvId> {
+    pub fn intern_hashed(&self, bytes: &[u8], h: u64) -> io::Result<ProvId> {
         let shard_no = (h >> (64 - SHARD_BITS)) as usize;
         let mut guard = self.shards[shard_no].lock().expect("dictionary shard poisoned");
         let sh = &mut *guard;
@@ -262,7 +278,7 @@ impl Dictionary {
                 // A single term larger than a shard's share: hold it anyway, accounted.
                 sh.arena.reserve_exact(ENTRY_HEADER + bytes.len());
                 sh.starts.reserve_exact(1);
-                sh.keys.reserve_exact(1);
+                sh.keys.reserve_exact(sh.starts.len() + 1 - sh.keys.len());
                 sh.table.grow_to(sh.table.len + 1, &sh.arena, &self.hasher);
             }
         }
@@ -272,7 +288,6 @@ impl Dictionary {
         sh.arena.extend_from_slice(&i.to_le_bytes());
         sh.arena.extend_from_slice(&len.to_le_bytes());
         sh.arena.extend_from_slice(bytes);
-        sh.keys.push(key());
         sh.table.insert(h, at);
         self.account(sh);
         Ok(((sh.base + u64::from(i)) << SHARD_BITS) | shard_no as u64)
@@ -321,6 +336,7 @@ impl Dictionary {
     fn spill_shard(&self, sh: &mut Shard, keep: bool) -> io::Result<()> {
         if sh.len() > sh.persisted {
             crate::failpoint::crash_point("parse.dict_spill");
+            sh.key_entries()?;
             let (path, f) = self.spill.new_file("dict")?;
             let mut w = BufWriter::with_capacity(1 << 20, f);
             let mut written = 0u64;
@@ -457,9 +473,10 @@ impl Dictionary {
     /// node table's order), and a remap table sized for every id.
     pub fn into_terms(self) -> io::Result<(DictTerms, Remap)> {
         use rayon::prelude::*;
-        let shards: Vec<Shard> = self.shards.into_iter().map(|m| m.into_inner().expect("shard")).collect();
+        let mut shards: Vec<Shard> = self.shards.into_iter().map(|m| m.into_inner().expect("shard")).collect();
         let remap = Remap { per_shard: shards.iter().map(|s| vec![0u64; (s.base as usize) + s.len()]).collect() };
-        let orders: Vec<Vec<u32>> = shards.par_iter().map(Shard::order).collect();
+        let orders: Vec<Vec<u32>> =
+            shards.par_iter_mut().map(|sh| sh.key_entries().map(|()| sh.order())).collect::<io::Result<_>>()?;
         let footers = shards
             .iter()
             .map(|sh| sh.runs.iter().map(|r| read_footer(r)).collect::<io::Result<Vec<_>>>())
@@ -715,7 +732,6 @@ impl Remap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use md5::Digest;
 
     /// Entries whose hashes collide (same home slot, same tag) are all found by probing past
     /// each other, a same-tag entry with other bytes is never taken for the term, and every
@@ -757,8 +773,16 @@ mod tests {
         assert_eq!(table.find(hasher.hash_one(&b"term 7"[..]), b"term 7", &arena), None);
     }
 
+    /// The node key of stored term bytes, one at a time.
     fn key(b: &[u8]) -> [u8; 16] {
-        md5::Md5::digest(b).into()
+        tdb2::term::decode_term(b).expect("a stored term").0.node_hash()
+    }
+
+    /// A word stored as an IRI term.
+    fn stored(w: &str) -> Vec<u8> {
+        let mut b = Vec::new();
+        tdb2::term::encode_term(&tdb2::term::Term::Iri(w), &mut b);
+        b
     }
 
     fn check(budget: u64, expect_spill: bool, restore: bool) {
@@ -769,7 +793,7 @@ mod tests {
             (0..90_000).map(|i| format!("term-{}-{}", i % 30_000, "x".repeat(100 + i % 40))).collect();
         let mut ids = Vec::new();
         for w in &words {
-            ids.push(d.intern(w.as_bytes(), || key(w.as_bytes())).unwrap());
+            ids.push(d.intern(&stored(w)).unwrap());
         }
         // 64 shards, each at least 64 KiB: the smallest budget the dictionary honours.
         assert!(d.memory_bytes() <= budget.max(64 * (64 << 10)), "memory {} over budget", d.memory_bytes());
@@ -840,10 +864,10 @@ mod tests {
         let d = Dictionary::new(1 << 30, spill.clone());
         let words: Vec<String> = (0..20_000).map(|i| format!("w{}", i % 7_000)).collect();
         let (first, rest) = words.split_at(10_000);
-        let ids: Vec<_> = first.iter().map(|w| d.intern(w.as_bytes(), || key(w.as_bytes())).unwrap()).collect();
+        let ids: Vec<_> = first.iter().map(|w| d.intern(&stored(w)).unwrap()).collect();
         let state = d.persist().unwrap();
         assert_eq!(state.iter().map(|s| s.ids).sum::<u64>(), 7_000);
-        assert_eq!(d.intern(b"w5", || key(b"w5")).unwrap(), ids[5], "a persisted term keeps its id");
+        assert_eq!(d.intern(&stored("w5")).unwrap(), ids[5], "a persisted term keeps its id");
         let before = d.persist().unwrap();
         assert_eq!(
             before.iter().map(|s| s.runs.len()).sum::<usize>(),
@@ -854,7 +878,7 @@ mod tests {
         drop(d);
         let d = Dictionary::restore(&state, 1 << 30, spill.clone()).unwrap();
         let mut all = ids.clone();
-        all.extend(rest.iter().map(|w| d.intern(w.as_bytes(), || key(w.as_bytes())).unwrap()));
+        all.extend(rest.iter().map(|w| d.intern(&stored(w)).unwrap()));
         let (terms, mut remap) = d.into_terms().unwrap();
         let mut merge = terms.merge(0..KEY_BUCKETS, 1 << 12).unwrap();
         let mut offset = 0;

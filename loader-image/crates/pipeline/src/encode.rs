@@ -7,7 +7,7 @@ use std::io;
 use md5::{Digest, Md5};
 use rdf_input::fastline::{FastStatement, TermSlice};
 use rdf_input::oxrdf::{GraphName, NamedOrBlankNode, Quad, Term as RdfTerm};
-use tdb2::term::{encode_term, format_lang_tag, node_hash, Term, XSD_STRING};
+use tdb2::term::{encode_term, format_lang_tag, Term, XSD_STRING};
 
 use crate::dict::Dictionary;
 
@@ -94,7 +94,7 @@ impl<'d> Encoder<'d> {
         if cached.hash == hash && cached.bytes == self.bytes {
             return Ok(cached.id);
         }
-        let id = self.dict.intern_hashed(&self.bytes, hash, || node_hash(&t))?;
+        let id = self.dict.intern_hashed(&self.bytes, hash)?;
         cached.hash = hash;
         cached.id = id;
         cached.bytes.clear();
@@ -341,16 +341,14 @@ impl<'d> FastEncoder<'d> {
         }
         self.encoded.clear();
         for (i, st) in sts.iter().enumerate() {
-            let terms = terms(st);
-            for (k, t) in terms.iter().enumerate() {
-                if let Some(t) = t {
+            for (k, t) in terms(st).iter().enumerate() {
+                if t.is_some() {
                     let n = 4 * i + k;
                     if self.slots[n].same {
                         self.slots[n].id = self.slots[n - 4].id;
                     } else if self.slots[n].miss {
                         let slot = &mut self.slots[n];
-                        let key = node_hash(&slot_term(t, &slot.text));
-                        slot.id = self.dict.intern_hashed(&slot.bytes, slot.hash, || key)?;
+                        slot.id = self.dict.intern_hashed(&slot.bytes, slot.hash)?;
                     }
                 }
             }

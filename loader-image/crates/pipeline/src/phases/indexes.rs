@@ -133,9 +133,9 @@ fn build_indexes(
         .chain(QUAD_INDEXES.iter().map(|(n, _)| *n))
         .filter(|n| !done.contains_key(*n))
         .collect();
-    let pending = |names: &[(&str, [usize; 3])]| names.iter().filter(|(n, _)| todo.contains(n)).count();
+    let pending_triples = TRIPLE_INDEXES.iter().filter(|(n, _)| todo.contains(n)).count();
     let pending_quads = QUAD_INDEXES.iter().filter(|(n, _)| todo.contains(n)).count();
-    let triple_base = shared_base(src, &pool, threads, src.triples, pending(&TRIPLE_INDEXES))?;
+    let triple_base = shared_base(src, &pool, threads, src.triples, pending_triples)?;
     let quad_base = shared_base(src, &pool, threads, quad_logs, pending_quads)?;
     let gen_dir = src.gen_dir;
     let build = |name: &str| -> io::Result<()> {

@@ -14,6 +14,10 @@ pub fn md5_many(messages: &[&[u8]], out: &mut [[u8; 16]]) {
         unsafe { x8::md5_many(messages, out) };
         return;
     }
+    one_by_one(messages, out);
+}
+
+fn one_by_one(messages: &[&[u8]], out: &mut [[u8; 16]]) {
     for (m, o) in messages.iter().zip(out.iter_mut()) {
         *o = Md5::digest(m).into();
     }
@@ -233,8 +237,11 @@ mod tests {
             let msgs = &msgs[..batch];
             let mut out = vec![[0u8; 16]; msgs.len()];
             md5_many(msgs, &mut out);
-            for (m, o) in msgs.iter().zip(&out) {
+            let mut serial = vec![[0u8; 16]; msgs.len()];
+            one_by_one(msgs, &mut serial);
+            for ((m, o), s) in msgs.iter().zip(&out).zip(&serial) {
                 assert_eq!(*o, <[u8; 16]>::from(Md5::digest(m)), "length {}", m.len());
+                assert_eq!(*s, *o, "the fallback, length {}", m.len());
             }
         }
     }

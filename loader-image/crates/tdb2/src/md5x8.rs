@@ -55,6 +55,8 @@ mod x8 {
         next: usize,
     }
 
+    /// The digests, eight messages at a time; a lane that finishes its message takes the
+    /// next one. Safety: the CPU must have AVX2.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn md5_many(messages: &[&[u8]], out: &mut [[u8; 16]]) {
         let mut lanes: [Option<Lane>; LANES] = [None; LANES];

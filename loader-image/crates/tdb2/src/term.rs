@@ -77,33 +77,57 @@ pub fn encode_term(t: &Term<'_>, out: &mut Vec<u8>) {
 
 /// The 16-byte key of the `nodes` index: MD5 of `lex|lang|datatype|kind` (docs/tdb2-format.md §4).
 pub fn node_hash(t: &Term<'_>) -> [u8; 16] {
+    let key = match *t {
+        Term::Iri(iri) => KeyInput::Iri(iri.as_bytes()),
+        Term::Blank(label) => KeyInput::Blank(label.as_bytes()),
+        Term::Literal { lex, lang, datatype } => KeyInput::Literal {
+            lex: lex.as_bytes(),
+            lang: lang.map(str::as_bytes),
+            datatype: datatype.map(str::as_bytes),
+        },
+        Term::DirLiteral { .. } | Term::Triple(_) => return crate::rdf12::node_hash(t),
+    };
     let mut h = Md5::new();
-    match *t {
-        Term::Iri(iri) => {
-            h.update(iri.as_bytes());
-            h.update(b"|||uri");
-        }
-        Term::Blank(label) => {
-            h.update(label.as_bytes());
-            h.update(b"|||bnode");
-        }
-        Term::Literal { lex, lang, datatype } => {
-            h.update(lex.as_bytes());
-            h.update(b"|");
-            if let Some(lang) = lang {
-                h.update(lang.as_bytes());
-                h.update(b"||literal");
-            } else {
-                h.update(b"|");
-                if let Some(dt) = datatype {
-                    h.update(dt.as_bytes());
+    key.pieces(|p| h.update(p));
+    h.finalize().into()
+}
+
+/// What the key of an IRI, blank node or literal (without a direction) is the MD5 of, from
+/// a term ([`node_hash`]) or from its stored bytes ([`stored_node_hashes`]).
+enum KeyInput<'a> {
+    Iri(&'a [u8]),
+    Blank(&'a [u8]),
+    Literal { lex: &'a [u8], lang: Option<&'a [u8]>, datatype: Option<&'a [u8]> },
+}
+
+impl KeyInput<'_> {
+    /// Hands `put` the pieces of `lex|lang|datatype|kind`, in order.
+    fn pieces(&self, mut put: impl FnMut(&[u8])) {
+        match *self {
+            KeyInput::Iri(iri) => {
+                put(iri);
+                put(b"|||uri");
+            }
+            KeyInput::Blank(label) => {
+                put(label);
+                put(b"|||bnode");
+            }
+            KeyInput::Literal { lex, lang, datatype } => {
+                put(lex);
+                put(b"|");
+                if let Some(lang) = lang {
+                    put(lang);
+                    put(b"||literal");
+                } else {
+                    put(b"|");
+                    if let Some(dt) = datatype {
+                        put(dt);
+                    }
+                    put(b"|literal");
                 }
-                h.update(b"|literal");
             }
         }
-        Term::DirLiteral { .. } | Term::Triple(_) => return crate::rdf12::node_hash(t),
     }
-    h.finalize().into()
 }
 
 /// Formats a language tag the way Jena's parser does before storing it (RFC 5646 §2.1.1
@@ -191,57 +215,38 @@ fn node_hash_input(b: &[u8], out: &mut Vec<u8>) -> Option<bool> {
     if !(1..=3).contains(&(head >> 4)) {
         return Some(false);
     }
-    let mut pos = 1;
+    let [_, f1, f2, f3, _, f5] = term_fields(b, &mut 1)?;
+    let key = match (head >> 4, f5) {
+        (1, None) => KeyInput::Iri(f1?),
+        (2, None) => KeyInput::Blank(f1?),
+        (3, None) => KeyInput::Literal { lex: f1?, lang: f2, datatype: f3 },
+        _ => return Some(false),
+    };
+    key.pieces(|p| out.extend_from_slice(p));
+    Some(true)
+}
+
+/// The string fields of a stored term's struct, by field id, up to its STOP byte (read past).
+fn term_fields<'a>(b: &'a [u8], pos: &mut usize) -> Option<[Option<&'a [u8]>; 6]> {
     let mut fields: [Option<&[u8]>; 6] = [None; 6];
     let mut field = 0u8;
     loop {
-        let h = *b.get(pos)?;
-        pos += 1;
+        let h = *b.get(*pos)?;
+        *pos += 1;
         if h == 0 {
-            break;
+            return Some(fields);
         }
         field = field.checked_add(h >> 4)?;
         if h & 0x0f != 8 || field as usize >= fields.len() {
             return None;
         }
-        let len = varint(b, &mut pos)? as usize;
-        fields[field as usize] = Some(b.get(pos..pos.checked_add(len)?)?);
-        pos += len;
+        let len = varint(b, pos)? as usize;
+        fields[field as usize] = Some(b.get(*pos..pos.checked_add(len)?)?);
+        *pos += len;
     }
-    let [_, f1, f2, f3, _, f5] = fields;
-    match (head >> 4, f5) {
-        (1, None) => {
-            out.extend_from_slice(f1?);
-            out.extend_from_slice(b"|||uri");
-        }
-        (2, None) => {
-            out.extend_from_slice(f1?);
-            out.extend_from_slice(b"|||bnode");
-        }
-        (3, None) => {
-            out.extend_from_slice(f1?);
-            out.push(b'|');
-            if let Some(lang) = f2 {
-                out.extend_from_slice(lang);
-                out.extend_from_slice(b"||literal");
-            } else {
-                out.push(b'|');
-                out.extend_from_slice(f3.unwrap_or_default());
-                out.extend_from_slice(b"|literal");
-            }
-        }
-        _ => return Some(false),
-    }
-    Some(true)
 }
 
 fn decode_at(b: &[u8], pos: &mut usize, depth: u32) -> Option<DecodedTerm> {
-    fn string(b: &[u8], pos: &mut usize) -> Option<String> {
-        let len = varint(b, pos)? as usize;
-        let s = std::str::from_utf8(b.get(*pos..pos.checked_add(len)?)?).ok()?.to_owned();
-        *pos += len;
-        Some(s)
-    }
     if depth > 64 {
         return None;
     }
@@ -269,18 +274,10 @@ fn decode_at(b: &[u8], pos: &mut usize, depth: u32) -> Option<DecodedTerm> {
         return Some(DecodedTerm::Triple(Box::new(spo)));
     }
     let mut fields: [Option<String>; 6] = Default::default();
-    let mut field = 0u8;
-    loop {
-        let h = *b.get(*pos)?;
-        *pos += 1;
-        if h == 0 {
-            break;
+    for (f, bytes) in fields.iter_mut().zip(term_fields(b, pos)?) {
+        if let Some(bytes) = bytes {
+            *f = Some(std::str::from_utf8(bytes).ok()?.to_owned());
         }
-        field = field.checked_add(h >> 4)?;
-        if h & 0x0f != 8 || field as usize >= fields.len() {
-            return None;
-        }
-        fields[field as usize] = Some(string(b, pos)?);
     }
     if *b.get(*pos)? != 0 {
         return None;

@@ -199,6 +199,11 @@ fn shared_base<const N: usize>(
     remapped_logs(src, pool, logs, &std::array::from_fn(|i| i)).map(Some)
 }
 
+/// A logged tuple with final NodeIds, its columns in `cols` order.
+fn remapped<const N: usize>(remap: &Remap, t: &[u64; N], cols: &[usize; N]) -> [u64; N] {
+    std::array::from_fn(|i| remap.map(t[cols[i]]))
+}
+
 /// Every logged tuple, remapped to final NodeIds with its columns in `cols` order, in log
 /// order; each log is read by its own thread of the pool into its part of the result.
 fn remapped_logs<const N: usize>(
@@ -223,7 +228,7 @@ fn remapped_logs<const N: usize>(
             src.stop()?;
             let mut i = 0;
             log.for_each(|t| {
-                part[i] = std::array::from_fn(|c| remap.map(t[cols[c]]));
+                part[i] = remapped(remap, t, cols);
                 i += 1;
                 if i.is_multiple_of(1 << 14) {
                     crash_point("indexes.sort_push");
@@ -254,7 +259,6 @@ fn build_index<const N: usize>(
     observe: impl FnMut(&[u64; N]),
 ) -> io::Result<u64> {
     let IndexSources { gen_dir, spill, remap, sort_bytes, .. } = *src;
-    let remapped = |t: &[u64; N]| -> [u64; N] { std::array::from_fn(|i| remap.map(t[cols[i]])) };
     let mut w = PackedTreeWriter::create(gen_dir, name, params)?;
     let total: u64 = logs.iter().map(Logged::len).sum();
     let max_in_memory = (sort_bytes / (8 * N as u64)).max(1024);
@@ -279,7 +283,7 @@ fn build_index<const N: usize>(
                 if pushed.is_multiple_of(1 << 14) {
                     crash_point("indexes.sort_push");
                 }
-                sorter.push(remapped(t))
+                sorter.push(remapped(remap, t, cols))
             })?;
         }
         write_sorted(src, name, &mut w, sorter.finish()?, observe)?

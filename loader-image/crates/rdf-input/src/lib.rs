@@ -6,6 +6,7 @@ mod chunks;
 mod detect;
 pub mod fastline;
 pub mod fastterse;
+mod bzip2_block;
 pub mod parallel_bzip2;
 mod parse;
 mod rdfxml;

@@ -29,10 +29,12 @@ static BLOCK_CRC: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_BZIP2
 pub(crate) struct Scratch {
     /// The block's bytes before the inverse BWT (libbzip2's `ll`).
     last_column: Vec<u8>,
-    /// `(psi(i) << 8) | last_column[i]`: libbzip2's `tt` (and a mark in the top bit).
+    /// `(psi(i) << 8) | first_column[i]` (and a mark in the top bit): libbzip2's `tt` with
+    /// the byte of the first column, which is the bucket the position falls in, so the
+    /// text is the bytes of the cycle from `orig_ptr` on, and building it needs no reads.
     forward: Vec<u32>,
-    /// Bytes walked by each lane of [`rebuild_text`].
-    lanes: [Vec<u8>; LANES],
+    /// Bytes walked by the lanes of [`rebuild_text`], a region each.
+    lanes: Vec<u8>,
     /// The text before the initial run-length coding is undone.
     text: Vec<u8>,
 }
@@ -335,13 +337,12 @@ pub(crate) fn decode(
     for (i, &b) in ll.iter().enumerate() {
         let pos = next[b as usize];
         next[b as usize] = pos + 1;
-        fwd[pos as usize] = ((i as u32) << 8) | u32::from(ll[pos as usize]);
+        fwd[pos as usize] = ((i as u32) << 8) | u32::from(b);
     }
-    let first = (fwd[orig_ptr] >> 8) as usize;
     let text = &mut scratch.text;
     grow(text, n);
     let text = &mut text[..n];
-    rebuild_text(&mut fwd[..n + 1], first, text, &mut scratch.lanes)?;
+    rebuild_text(&mut fwd[..n + 1], orig_ptr, text, &mut scratch.lanes)?;
 
     let start = out.len();
     undo_initial_runs(text, out);
@@ -365,7 +366,7 @@ const INDEX_MASK: u32 = (1 << 23) - 1;
 /// spare), emitting each position's byte. The cycle is cut at `first` and at positions spread
 /// over the vector; lanes walk the pieces at once, each until it meets the start of another,
 /// and the pieces are then put in order. None if the vector is not one cycle.
-fn rebuild_text(fwd: &mut [u32], first: usize, text: &mut [u8], lanes: &mut [Vec<u8>; LANES]) -> Option<()> {
+fn rebuild_text(fwd: &mut [u32], first: usize, text: &mut [u8], lanes: &mut Vec<u8>) -> Option<()> {
     let n = text.len();
     let mut starts: Vec<u32> = (0..SEGMENTS).map(|k| (k * n / SEGMENTS) as u32).collect();
     starts.push(first as u32);
@@ -379,7 +380,6 @@ fn rebuild_text(fwd: &mut [u32], first: usize, text: &mut [u8], lanes: &mut [Vec
     let segments = starts.len();
     let mut walk = Walk {
         starts: &starts,
-        lane: vec![0; segments],
         from: vec![0; segments],
         len: vec![0; segments],
         end: vec![u32::MAX; segments],
@@ -388,14 +388,18 @@ fn rebuild_text(fwd: &mut [u32], first: usize, text: &mut [u8], lanes: &mut [Vec
         active: 0,
         idle: n,
     };
-    for l in lanes.iter_mut() {
-        grow(l, n);
+    // A lane writes a byte per round at most, and there are at most n + segments rounds:
+    // a region of this size cannot overflow. Allocated zeroed (untouched pages stay free).
+    let region = n + SEGMENTS + 2;
+    if lanes.len() < LANES * region {
+        *lanes = vec![0; LANES * region];
     }
-    let mut bufs = lanes.each_mut().map(|l| &mut l[..n]);
+    let region = lanes.len() / LANES;
+    let bufs = &mut lanes[..];
     let mut pos = [n; LANES];
-    let mut len = [0usize; LANES];
+    let mut len: [usize; LANES] = std::array::from_fn(|l| l * region);
     for l in 0..LANES {
-        walk.next_segment(l, fwd, &mut pos, &mut len, &mut bufs)?;
+        walk.next_segment(l, fwd, &mut pos, &mut len, bufs)?;
     }
     let mut budget = n + segments;
     while walk.active > 0 {
@@ -403,10 +407,10 @@ fn rebuild_text(fwd: &mut [u32], first: usize, text: &mut [u8], lanes: &mut [Vec
         for l in 0..LANES {
             let v = fwd[pos[l]];
             if v & MARK != 0 {
-                walk.next_segment(l, fwd, &mut pos, &mut len, &mut bufs)?;
+                walk.next_segment(l, fwd, &mut pos, &mut len, bufs)?;
                 continue;
             }
-            *bufs[l].get_mut(len[l])? = v as u8;
+            *bufs.get_mut(len[l])? = v as u8;
             len[l] += 1;
             pos[l] = ((v >> 8) & INDEX_MASK) as usize;
         }
@@ -416,18 +420,17 @@ fn rebuild_text(fwd: &mut [u32], first: usize, text: &mut [u8], lanes: &mut [Vec
     let mut at = 0;
     for _ in 0..segments {
         let (from, len) = (walk.from[seg], walk.len[seg]);
-        text.get_mut(at..at + len)?.copy_from_slice(&bufs[walk.lane[seg]][from..from + len]);
+        text.get_mut(at..at + len)?.copy_from_slice(&bufs[from..from + len]);
         at += len;
         seg = starts.binary_search(&walk.end[seg]).ok()?;
     }
     (at == n && starts[seg] == first as u32).then_some(())
 }
 
-/// The segments of [`rebuild_text`]: which lane walked each, where its bytes are there, how
+/// The segments of [`rebuild_text`]: where each one's bytes are in the lanes' buffer, how
 /// many, and the position where it met the next one.
 struct Walk<'a> {
     starts: &'a [u32],
-    lane: Vec<usize>,
     from: Vec<usize>,
     len: Vec<usize>,
     end: Vec<u32>,
@@ -448,7 +451,7 @@ impl Walk<'_> {
         fwd: &[u32],
         pos: &mut [usize; LANES],
         len: &mut [usize; LANES],
-        bufs: &mut [&mut [u8]; LANES],
+        bufs: &mut [u8],
     ) -> Option<()> {
         let seg = self.walking[l];
         if seg != usize::MAX {
@@ -461,9 +464,9 @@ impl Walk<'_> {
             if seg == usize::MAX {
                 self.active += 1;
             }
-            (self.walking[l], self.lane[next], self.from[next]) = (next, l, len[l]);
+            (self.walking[l], self.from[next]) = (next, len[l]);
             let v = fwd[self.starts[next] as usize];
-            *bufs[l].get_mut(len[l])? = v as u8;
+            *bufs.get_mut(len[l])? = v as u8;
             len[l] += 1;
             pos[l] = ((v >> 8) & INDEX_MASK) as usize;
         } else if seg != usize::MAX {
@@ -498,27 +501,33 @@ fn move_to_front(list: &mut [u8; 256], pos: usize) -> u8 {
     b
 }
 
+/// Where the first four equal bytes at or after `from` start.
+#[inline]
+fn four_equal(text: &[u8], from: usize) -> Option<usize> {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let mut j = from;
+    // Eight bytes at a time: byte k of `same` is zero where text[k] == text[k + 1]; a run
+    // starting at k needs zeros at k, k + 1, k + 2, which bytes 0..5 can be told from.
+    while let Some(w) = text.get(j..j + 8) {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        let same = w ^ (w >> 8);
+        let zero = !(((same & LOW7) + LOW7) | same | LOW7);
+        let run = zero & (zero >> 8) & (zero >> 16) & 0x0000_0080_8080_8080;
+        if run != 0 {
+            return Some(j + run.trailing_zeros() as usize / 8);
+        }
+        j += 5;
+    }
+    (j..text.len().saturating_sub(3)).find(|&k| text[k] == text[k + 1] && text[k] == text[k + 2] && text[k] == text[k + 3])
+}
+
 /// bzip2's first stage: four equal bytes are followed by a count (0-255) of more of them.
 fn undo_initial_runs(text: &[u8], out: &mut Vec<u8>) {
     out.reserve(text.len());
     let n = text.len();
     let mut i = 0;
     while i < n {
-        // The first four equal bytes from `i` on.
-        let mut j = i;
-        let found = loop {
-            if j + 3 >= n {
-                break None;
-            }
-            if text[j] == text[j + 1] {
-                if text[j] == text[j + 2] && text[j] == text[j + 3] {
-                    break Some(j);
-                }
-                j += 1;
-            } else {
-                j += 1;
-            }
-        };
+        let found = four_equal(text, i);
         match found {
             None => {
                 out.extend_from_slice(&text[i..]);

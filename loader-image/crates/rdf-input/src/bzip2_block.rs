@@ -27,8 +27,9 @@ static BLOCK_CRC: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_BZIP2
 /// Buffers of one decoding thread, kept between blocks (some 10 MB at `-9`).
 #[derive(Default)]
 pub(crate) struct Scratch {
-    /// The block's bytes before the inverse BWT (libbzip2's `ll`).
-    last_column: Vec<u8>,
+    /// The block's bytes before the inverse BWT (the BWT's last column, libbzip2's `ll`) as
+    /// runs, `(length << 8) | byte`; neighbours differ in their byte.
+    runs: Vec<u32>,
     /// `(psi(i) << 8) | first_column[i]` (and a mark in the top bit): libbzip2's `tt` with
     /// the byte of the first column, which is the bucket the position falls in, so the
     /// text is the bytes of the cycle from `orig_ptr` on, and building it needs no reads.
@@ -271,9 +272,8 @@ pub(crate) fn decode(
     }
 
     // Symbols: MTF positions and runs of the front byte, to the end-of-block symbol.
-    // Buffers keep their length between blocks: every byte read below is written first.
-    let ll = &mut scratch.last_column;
-    grow(ll, max_block);
+    let runs = &mut scratch.runs;
+    runs.clear();
     let mut counts = [0u32; 256];
     let mut n = 0usize;
     let eob = (alpha_size - 1) as u16;
@@ -304,8 +304,13 @@ pub(crate) fn decode(
             if run > max_block - n {
                 return None;
             }
-            ll[n..n + run].fill(mtf[0]);
-            counts[mtf[0] as usize] += run as u32;
+            // The front byte is the one before (if any): a run of it goes on.
+            let b = mtf[0];
+            match runs.last_mut() {
+                Some(last) if *last as u8 == b => *last += (run as u32) << 8,
+                _ => runs.push(((run as u32) << 8) | u32::from(b)),
+            }
+            counts[b as usize] += run as u32;
             n += run;
             (run, run_shift) = (0, 0);
         }
@@ -316,7 +321,7 @@ pub(crate) fn decode(
             return None;
         }
         let b = move_to_front(&mut mtf, usize::from(sym - 1));
-        ll[n] = b;
+        runs.push((1 << 8) | u32::from(b));
         counts[b as usize] += 1;
         n += 1;
     }
@@ -331,13 +336,23 @@ pub(crate) fn decode(
         *c = sum;
         sum += k;
     }
+    // Buffers keep their length between blocks: every entry read later is written first.
     let fwd = &mut scratch.forward;
     grow(fwd, n + 1);
-    let ll = &ll[..n];
-    for (i, &b) in ll.iter().enumerate() {
-        let pos = next[b as usize];
-        next[b as usize] = pos + 1;
-        fwd[pos as usize] = ((i as u32) << 8) | u32::from(b);
+    // By runs: a byte's counter is not read right after it was written.
+    let mut i = 0u32;
+    for &r in runs.iter() {
+        let (b, len) = (r & 0xff, r >> 8);
+        let pos = next[b as usize] as usize;
+        next[b as usize] += len;
+        if len == 1 {
+            fwd[pos] = (i << 8) | b;
+        } else {
+            for (k, e) in fwd[pos..pos + len as usize].iter_mut().enumerate() {
+                *e = ((i + k as u32) << 8) | b;
+            }
+        }
+        i += len;
     }
     let text = &mut scratch.text;
     grow(text, n);

@@ -536,7 +536,11 @@ pub fn find_magics(buf: &[u8]) -> Vec<(u64, bool)> {
 /// Decodes the block whose bits are `[from, to)` of `buf` (from its magic up to the next
 /// magic). Under the largest block size, which every block fits.
 pub fn decode_block(buf: &[u8], from: u64, to: u64) -> io::Result<Vec<u8>> {
-    segment(buf, b'9', from, to).decode(&mut Scratch::default())
+    // Sampling decodes many blocks on a few threads: each keeps its buffers.
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+    }
+    SCRATCH.with_borrow_mut(|scratch| segment(buf, b'9', from, to).decode(scratch))
 }
 
 /// The bits `[from, to)` of `buf` as a segment.

@@ -1,9 +1,9 @@
 //! One bzip2 block decoded fast. libbzip2 spends most of a block in two places: Huffman
 //! symbols read one bit at a time, and the inverse BWT, a chain of ~900k dependent loads
-//! into a 3.6 MB array that misses the L2 cache at every step. Here symbols come from a
-//! lookup table (codes up to [`LOOKUP_BITS`] in one step), and the text is rebuilt from
-//! both ends at once: forward from the start with libbzip2's vector, backward from the end
-//! with the LF mapping, two independent chains whose misses overlap.
+//! into a 3.6 MB vector that miss the L2 cache at nearly every step. Here symbols come from a
+//! lookup table (codes up to [`LOOKUP_BITS`] bits in one step), and the BWT's cycle is cut
+//! at marked positions into segments that [`LANES`] lanes walk at once, so that their misses
+//! overlap; the pieces are put in order afterwards.
 //!
 //! Only what the common encoders write is handled: a block that is randomised (bzip2
 //! 0.9.0), uses an incomplete or oversubscribed code, or is damaged gives `None`, and the
@@ -24,7 +24,8 @@ const RUN_B: u16 = 1;
 
 static BLOCK_CRC: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_BZIP2);
 
-/// Buffers of one decoding thread, kept between blocks (some 10 MB at `-9`).
+/// Buffers of one decoding thread, kept between blocks: at `-9` the vector 3.6 MB, the runs
+/// 0.9 MB on RDF text (3.6 MB at most), the text 0.9 MB, the lanes about 1.2 MB touched.
 #[derive(Default)]
 pub(crate) struct Scratch {
     /// The block's bytes before the inverse BWT (the BWT's last column, libbzip2's `ll`) as
@@ -369,7 +370,8 @@ pub(crate) fn decode(
 }
 
 /// Chains walked at once: each step of a chain is a cache miss that depends on the one
-/// before, so one chain is latency-bound (15 ns a step here); eight overlap their misses.
+/// before, so one chain is latency-bound (15 ns a step here, random order); 16 overlap their
+/// misses (1.2 ns a step; 8 gave 2.1).
 const LANES: usize = 16;
 /// Segments the cycle is cut into, so that lanes stay busy to the end.
 const SEGMENTS: usize = 16 * LANES;
@@ -533,7 +535,8 @@ fn four_equal(text: &[u8], from: usize) -> Option<usize> {
         }
         j += 5;
     }
-    (j..text.len().saturating_sub(3)).find(|&k| text[k] == text[k + 1] && text[k] == text[k + 2] && text[k] == text[k + 3])
+    (j..text.len().saturating_sub(3))
+        .find(|&k| text[k] == text[k + 1] && text[k] == text[k + 2] && text[k] == text[k + 3])
 }
 
 /// bzip2's first stage: four equal bytes are followed by a count (0-255) of more of them.
@@ -612,7 +615,8 @@ mod tests {
         let mut out = Vec::with_capacity(len);
         while out.len() < len {
             let x = r();
-            writeln!(out, "<http://example.org/s{}> <http://example.org/p{}> \"{}\"@en .", x % 50_000, x % 29, x).unwrap();
+            writeln!(out, "<http://example.org/s{}> <http://example.org/p{}> \"{}\"@en .", x % 50_000, x % 29, x)
+                .unwrap();
         }
         out.truncate(len);
         out

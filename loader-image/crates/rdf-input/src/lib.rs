@@ -2,11 +2,11 @@
 //! decompression on its own thread, newline-aligned chunks of line-based files, and
 //! parsing with oxttl (oxrdfxml for RDF/XML) into quads with exact positions.
 
+mod bzip2_block;
 mod chunks;
 mod detect;
 pub mod fastline;
 pub mod fastterse;
-mod bzip2_block;
 pub mod parallel_bzip2;
 mod parse;
 mod rdfxml;

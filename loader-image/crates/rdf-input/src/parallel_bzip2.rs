@@ -197,6 +197,8 @@ pub struct ParallelBzDecoder {
     cur: Vec<u8>,
     pos: usize,
     done: bool,
+    /// The splitter and the workers, joined on drop.
+    threads: Vec<thread::JoinHandle<()>>,
 }
 
 impl ParallelBzDecoder {
@@ -211,13 +213,13 @@ impl ParallelBzDecoder {
         }
         let (work_tx, work_rx) = bounded::<(u64, Item)>(in_flight);
         let (result_tx, result_rx) = unbounded();
-        thread::Builder::new()
+        let mut handles = vec![thread::Builder::new()
             .name("bzip2-split".into())
             .spawn(move || split(raw, &work_tx, &token_rx))
-            .expect("spawn bzip2 splitter");
+            .expect("spawn bzip2 splitter")];
         for i in 0..threads {
             let (rx, tx) = (work_rx.clone(), result_tx.clone());
-            thread::Builder::new()
+            let worker = thread::Builder::new()
                 .name(format!("bzip2-decode-{i}"))
                 .spawn(move || {
                     let mut scratch = Scratch::default();
@@ -228,6 +230,7 @@ impl ParallelBzDecoder {
                     }
                 })
                 .expect("spawn bzip2 decoder");
+            handles.push(worker);
         }
         ParallelBzDecoder {
             results: result_rx,
@@ -239,6 +242,7 @@ impl ParallelBzDecoder {
             cur: Vec::new(),
             pos: 0,
             done: false,
+            threads: handles,
         }
     }
 
@@ -308,6 +312,19 @@ impl ParallelBzDecoder {
                     }
                 }
             }
+        }
+    }
+}
+
+impl Drop for ParallelBzDecoder {
+    /// A reader dropped before the end (an error elsewhere, a sniffed head) stops its threads
+    /// and waits for them: the splitter gets no more tokens, the workers' results have no
+    /// receiver, so each stops after at most the blocks already handed to it.
+    fn drop(&mut self) {
+        self.tokens = bounded(1).0;
+        self.results = crossbeam_channel::never();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
         }
     }
 }
@@ -645,6 +662,7 @@ mod tests {
             cur: Vec::new(),
             pos: 0,
             done: false,
+            threads: Vec::new(),
         };
         let mut out = Vec::new();
         r.read_to_end(&mut out).unwrap();

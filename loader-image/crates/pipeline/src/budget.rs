@@ -6,10 +6,12 @@ pub(crate) const CHUNK_BYTES: usize = 4 << 20;
 /// Chunk buffers per worker that can be alive at once: one being filled by the reader,
 /// one queued, one being parsed.
 const CHUNKS_IN_FLIGHT_PER_WORKER: u64 = 3;
-/// Per worker besides its chunks: the reader's read-ahead and decompressor (a bzip2 block
-/// decoder holds 6-7 MB at `-9` on RDF text: rdf-input's bzip2_block), the encoder's scratch
-/// buffers and the writers' buffers.
-const WORKER_OVERHEAD_BYTES: u64 = 8 << 20;
+/// Per worker besides its chunks: the reader's read-ahead and decompressor, the encoder's
+/// scratch buffers and the writers' buffers.
+const WORKER_OVERHEAD_BYTES: u64 = 4 << 20;
+/// Per worker more when an input is bzip2: a decoding thread of rdf-input's bzip2_block holds
+/// 6-7 MB at `-9` on RDF text (its vector alone 3.6 MB).
+const BZIP2_DECODER_BYTES: u64 = 4 << 20;
 /// The process itself whatever the threads: code, stacks, allocator arenas, the node
 /// table's and the indexes' block writers.
 const PROCESS_BYTES: u64 = 48 << 20;
@@ -61,13 +63,16 @@ pub(crate) struct MemoryPlan {
 }
 
 impl MemoryPlan {
-    /// Chunk buffers in flight, read-ahead, writers and the process itself.
-    pub(crate) fn fixed_bytes(threads: usize) -> u64 {
-        PROCESS_BYTES + (threads as u64) * (CHUNKS_IN_FLIGHT_PER_WORKER * CHUNK_BYTES as u64 + WORKER_OVERHEAD_BYTES)
+    /// Chunk buffers in flight, read-ahead, decompressors (`bzip2`: an input is bzip2),
+    /// writers and the process itself.
+    pub(crate) fn fixed_bytes(threads: usize, bzip2: bool) -> u64 {
+        let decoder = if bzip2 { BZIP2_DECODER_BYTES } else { 0 };
+        PROCESS_BYTES
+            + (threads as u64) * (CHUNKS_IN_FLIGHT_PER_WORKER * CHUNK_BYTES as u64 + WORKER_OVERHEAD_BYTES + decoder)
     }
 
-    pub(crate) fn new(budget: u64, threads: usize) -> Result<MemoryPlan, BudgetTooSmall> {
-        let fixed = Self::fixed_bytes(threads);
+    pub(crate) fn new(budget: u64, threads: usize, bzip2: bool) -> Result<MemoryPlan, BudgetTooSmall> {
+        let fixed = Self::fixed_bytes(threads, bzip2);
         let minimum = fixed + MIN_WORKING_BYTES;
         if budget < minimum {
             return Err(BudgetTooSmall::BelowMinimum { budget, minimum, fixed, threads });
@@ -112,8 +117,8 @@ mod tests {
     #[test]
     fn shares_add_up_to_the_budget() {
         let budget = 1 << 30;
-        let plan = MemoryPlan::new(budget, 2).unwrap();
-        let free = budget - MemoryPlan::fixed_bytes(2);
+        let plan = MemoryPlan::new(budget, 2, false).unwrap();
+        let free = budget - MemoryPlan::fixed_bytes(2, false);
         assert_eq!(plan.dictionary + 2 * (free / PARSE_SHARE_DIVISOR), free);
         assert!(plan.sorting(free - MIN_SORT_BYTES).is_ok());
         assert!(matches!(plan.sorting(free - MIN_SORT_BYTES + 1), Err(BudgetTooSmall::NoRoomToSort { .. })));
@@ -121,10 +126,13 @@ mod tests {
 
     #[test]
     fn below_the_minimum_names_the_numbers() {
-        let e = MemoryPlan::new(100 << 20, 4).err().unwrap();
+        let e = MemoryPlan::new(100 << 20, 4, false).err().unwrap();
         assert_eq!(
             e.to_string(),
-            "--memory 100 MiB is below the minimum of 192 MiB for 4 threads (128 MiB of fixed buffers + 64 MiB to work with)"
+            "--memory 100 MiB is below the minimum of 176 MiB for 4 threads (112 MiB of fixed buffers + 64 MiB to work with)"
         );
+        // A bzip2 decoder per worker: 4 MiB more each.
+        let e = MemoryPlan::new(100 << 20, 4, true).err().unwrap();
+        assert!(e.to_string().contains("minimum of 192 MiB for 4 threads (128 MiB of fixed"), "{e}");
     }
 }

@@ -89,7 +89,8 @@ impl<'a> Build<'a> {
     ) -> Result<Build<'a>, LoadError> {
         let Setup { opts, files, rejects_path, places, spill } = setup;
         let threads = opts.threads();
-        let budget = MemoryPlan::new(opts.memory, threads)?;
+        let bzip2 = files.iter().any(|f| f.compression == rdf_input::Compression::Bzip2);
+        let budget = MemoryPlan::new(opts.memory, threads, bzip2)?;
         let resumed_after = resumed_after(&checkpoint);
         Ok(Build {
             opts,

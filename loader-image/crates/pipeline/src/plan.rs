@@ -618,8 +618,9 @@ pub fn assess(req: &PlanRequest, inputs: Vec<InputEstimate>) -> Plan {
     let with_margin = |n: u64| (n as f64 * (1.0 + MARGIN)) as u64;
 
     // ---- Memory
-    let mem_plan = MemoryPlan::new(req.memory, threads);
-    let fixed = MemoryPlan::fixed_bytes(threads);
+    let bzip2 = inputs.iter().any(|e| e.compression == rdf_input::Compression::Bzip2.name());
+    let mem_plan = MemoryPlan::new(req.memory, threads, bzip2);
+    let fixed = MemoryPlan::fixed_bytes(threads, bzip2);
     let (dictionary_budget, tuple_buffers) = match &mem_plan {
         Ok(p) => (p.dictionary, p.tuple_buffer_bytes(threads)),
         Err(_) => (0, 0),
@@ -944,11 +945,20 @@ mod tests {
     }
 
     #[test]
+    fn a_bzip2_input_sets_a_block_decoder_aside_per_worker() {
+        let tmp = tempfile::tempdir().unwrap();
+        let gz = assess(&opts(tmp.path(), 1 << 30), vec![est(1000, 1000, 10_000)]);
+        let bz =
+            assess(&opts(tmp.path(), 1 << 30), vec![InputEstimate { compression: "bzip2", ..est(1000, 1000, 10_000) }]);
+        assert_eq!(bz.memory.fixed_bytes, gz.memory.fixed_bytes + 2 * (4 << 20), "two workers");
+    }
+
+    #[test]
     fn remap_table_that_fits_only_without_the_margin_is_tight() {
         let tmp = tempfile::tempdir().unwrap();
         let budget = 256 << 20;
-        let mp = MemoryPlan::new(budget, 2).unwrap();
-        let spare = budget - MemoryPlan::fixed_bytes(2) - mp.tuple_buffer_bytes(2) - MIN_SORT_BYTES;
+        let mp = MemoryPlan::new(budget, 2, false).unwrap();
+        let spare = budget - MemoryPlan::fixed_bytes(2, false) - mp.tuple_buffer_bytes(2) - MIN_SORT_BYTES;
         let terms = (spare - (1 << 20)) / 8; // the remap table fits with 1 MiB to spare
         let plan = assess(&opts(tmp.path(), budget), vec![est(terms, terms, terms * 10)]);
         assert_eq!(plan.verdict, Verdict::Tight, "{:?}", plan.problems);

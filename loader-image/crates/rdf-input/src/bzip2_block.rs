@@ -567,14 +567,8 @@ fn undo_initial_runs(text: &[u8], out: &mut Vec<u8>) {
 mod tests {
     use super::*;
     use crate::parallel_bzip2::find_magics;
-    use bzip2::write::BzEncoder;
-    use std::io::{Read, Write};
-
-    fn compress(data: &[u8], level: u32) -> Vec<u8> {
-        let mut e = BzEncoder::new(Vec::new(), bzip2::Compression::new(level));
-        e.write_all(data).unwrap();
-        e.finish().unwrap()
-    }
+    use crate::parallel_bzip2::tests::{compress, sample};
+    use std::io::Read;
 
     /// The blocks of a one-stream file as bit ranges `[magic, next magic)`.
     fn blocks(bz: &[u8]) -> Vec<(u64, u64)> {
@@ -610,18 +604,6 @@ mod tests {
         }
     }
 
-    fn text(len: usize, seed: u64) -> Vec<u8> {
-        let mut r = xorshift(seed);
-        let mut out = Vec::with_capacity(len);
-        while out.len() < len {
-            let x = r();
-            writeln!(out, "<http://example.org/s{}> <http://example.org/p{}> \"{}\"@en .", x % 50_000, x % 29, x)
-                .unwrap();
-        }
-        out.truncate(len);
-        out
-    }
-
     #[test]
     fn blocks_decode_here_as_libbzip2_does() {
         let mut r = xorshift(7);
@@ -634,7 +616,7 @@ mod tests {
         let all_bytes: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
         let few_symbols: Vec<u8> = (0..200_000).map(|_| b"ab"[(r() % 2) as usize]).collect();
         for level in [1, 9] {
-            decodes_here(&text(2_500_000, 1), level);
+            decodes_here(&sample(2_500_000, 1), level);
             decodes_here(&random, level);
             decodes_here(&runs, level);
             decodes_here(&all_bytes, level);
@@ -648,7 +630,7 @@ mod tests {
 
     #[test]
     fn damage_is_declined_never_decoded_wrong() {
-        let data = text(150_000, 3);
+        let data = sample(150_000, 3);
         let bz = compress(&data, 1);
         let mut scratch = Scratch::default();
         let ranges = blocks(&bz);

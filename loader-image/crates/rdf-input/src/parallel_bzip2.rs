@@ -569,19 +569,19 @@ fn segment(buf: &[u8], level: u8, from: u64, to: u64) -> Segment {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use bzip2::write::BzEncoder;
     use std::io::Write;
 
-    fn compress(data: &[u8], level: u32) -> Vec<u8> {
+    pub(crate) fn compress(data: &[u8], level: u32) -> Vec<u8> {
         let mut e = BzEncoder::new(Vec::new(), bzip2::Compression::new(level));
         e.write_all(data).unwrap();
         e.finish().unwrap()
     }
 
     /// Text-like data with some randomness, so that blocks differ.
-    fn sample(len: usize, seed: u64) -> Vec<u8> {
+    pub(crate) fn sample(len: usize, seed: u64) -> Vec<u8> {
         let mut x = seed;
         let mut out = Vec::with_capacity(len);
         while out.len() < len {

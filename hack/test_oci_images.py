@@ -28,6 +28,9 @@ import urllib.parse
 import urllib.request
 
 DIR = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else 'out/images')
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from loader_args import load_step_args  # noqa: E402  (the load step's command line, not restated here)
+
 CHROOT = shutil.which('chroot') or '/usr/sbin/chroot'
 SHELLS = {'sh', 'bash', 'dash', 'ash', 'busybox', 'zsh', 'ksh'}
 
@@ -219,10 +222,9 @@ def run_loader(img):
         os.rename(os.path.join(root, 'data/input/part-1.nt'), os.path.join(root, 'data/input/part-1.nq'))
         with open(os.path.join(root, 'scratch/fetch-report.json'), 'w') as f:
             f.write('{"objects": []}\n')
-        # the workflow's load step as the operator writes it (specs.LoaderArgs): no shell
-        r = in_image(root, 'rdf-bulkload', 'load', '--loc', '/data/db', '--tmpdir', '/scratch/tmp', '--memory', '256Mi',
-                     '--threads', '2', '--on-error', 'strict', '--report', '/data/report.json',
-                     '--source-report', '/scratch/fetch-report.json', '--metrics-addr', '127.0.0.1:0', '/data/input')
+        # the workflow's load step as the operator writes it (specs.LoaderArgs, from its golden
+        # file), no shell, the pod's paths as they are; only the metrics port is a free one here
+        r = in_image(root, 'rdf-bulkload', *load_step_args('defaults', {'--metrics-addr': '127.0.0.1:0'}))
         assert r.returncode == 0, 'load step in the image: %d\n%s' % (r.returncode, r.stderr)
         # the validate step: Jena on the image's own Java runtime
         r = in_image(root, 'rdf-bulkload-validate', '--loc', '/data/db', env={'TMPDIR': '/tmp'})

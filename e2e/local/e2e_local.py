@@ -40,6 +40,9 @@ import urllib.parse
 import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+sys.path.insert(0, os.path.join(ROOT, 'hack'))
+from loader_args import load_step_args  # noqa: E402  (the load step's command line, not restated here)
+
 CACHE = os.environ.get('RDF_BULKLOAD_CACHE', os.path.expanduser('~/.cache/rdf-bulkload'))
 JENA_VERSION = '5.6.0'
 
@@ -90,6 +93,15 @@ def free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
+
+
+def host_load_args(case, work, loc, inputs, replace=None):
+    """The load step's arguments for golden case `case`, on this machine: the database at loc, the
+    work directory, reports and metrics under work (a free port), inputs as given."""
+    paths = {'--loc': loc, '--tmpdir': os.path.join(work, 'tmp'), '--report': os.path.join(work, 'report.json'),
+             '--source-report': os.path.join(work, 'fetch.json'), '--metrics-addr': '127.0.0.1:0'}
+    paths.update(replace or {})
+    return load_step_args(case, paths, inputs=[inputs])
 
 
 def run(cmd, env=None, timeout=900, **kw):
@@ -454,11 +466,11 @@ def main():
         def load():
             assert fetched_ok, 'no inputs (fetch failed)'
             t0 = time.time()
-            # the load step's command line (specs.LoaderArgs), the input directory passed whole
-            r = run(['nice', LOADER, 'load', '--loc', db, '--tmpdir', os.path.join(scratch, 'tmp'),
-                     '--memory', '2Gi', '--threads', '2', '--on-error', 'strict',
-                     '--report', os.path.join(data, 'report.json'), '--source-report', fetch_report,
-                     '--metrics-addr', '127.0.0.1:0', inputs])
+            # the load step's command line as the operator writes it (specs.LoaderArgs, from its
+            # golden file), on this machine's paths; the input directory passed whole
+            r = run(['nice', LOADER] + load_step_args('defaults', {
+                '--loc': db, '--tmpdir': os.path.join(scratch, 'tmp'), '--report': os.path.join(data, 'report.json'),
+                '--source-report': fetch_report, '--metrics-addr': '127.0.0.1:0'}, inputs=[inputs]))
             state['load_s'] = time.time() - t0
             assert r.returncode == 0, 'load: exit %d\n%s' % (r.returncode, r.stderr[-3000:])
             assert os.path.isdir(os.path.join(db, 'Data-0001')), 'no Data-0001 in %s' % db
@@ -573,7 +585,7 @@ def main():
             assert r.returncode == 0, 'fetch: exit %d\n%s' % (r.returncode, r.stderr[-2000:])
             inp = os.path.join(bdata, 'input')   # the input directory, as the load step gets it
             loc = os.path.join(bdata, 'db')
-            r = run([LOADER, 'load', '--loc', loc, '--on-error', 'strict', inp])
+            r = run([LOADER] + host_load_args('defaults', bdata, loc, inp))
             assert r.returncode == 3, 'strict load of a bad line: exit %d, want 3\n%s' % (r.returncode, r.stderr)
             want = 'part-1.nq.gz:%d:' % bad_line_no
             assert want in r.stderr, 'no "%s<col>: reason" in:\n%s' % (want, r.stderr[-2000:])
@@ -585,8 +597,7 @@ def main():
             inp = os.path.join(bdata, 'input')   # the input directory, as the load step gets it
             loc = os.path.join(bdata, 'db-skip')
             rejects = os.path.join(bdata, 'rejects.jsonl')
-            r = run([LOADER, 'load', '--loc', loc, '--on-error', 'skip', '--max-rejects', '10',
-                     '--rejects', rejects, inp])
+            r = run([LOADER] + host_load_args('skip-default-limit', bdata, loc, inp, {'--rejects': rejects}))
             assert r.returncode == 0, 'skip load: exit %d\n%s' % (r.returncode, r.stderr[-2000:])
             rej = [line for line in open(rejects) if line.strip()]
             assert len(rej) == 1 and str(bad_line_no) in rej[0] and 'part-1.nq.gz' in rej[0], rej
@@ -596,7 +607,8 @@ def main():
             assert v.returncode == 0, v.stderr
             seen = json.loads(v.stdout.strip().splitlines()[-1])
             assert seen['triples'] + seen['quads'] == len(set(good_lines)), (v.stdout, len(set(good_lines)))
-            r = run([LOADER, 'load', '--loc', loc + '-limit', '--on-error', 'skip', '--max-rejects', '0', inp])
+            r = run([LOADER] + host_load_args('skip-no-rejects-allowed', bdata, loc + '-limit', inp,
+                                              {'--rejects': os.path.join(bdata, 'rejects-limit.jsonl')}))
             assert r.returncode == 3 and not os.path.exists(loc + '-limit'), \
                 'skip with --max-rejects 0: exit %d\n%s' % (r.returncode, r.stderr[-1000:])
         suite.check('a bad line is reported (skip): rejects file, report, Jena sees the rest', skip_reports)

@@ -2,14 +2,14 @@
 # Fails when the documentation names a repository path that does not exist, so that
 # docs/ and README.md cannot drift from the code they point a reader to.
 #
-# Checked: every inline code span (`...`, outside fenced code blocks) of README.md and
-# docs/*.md whose text starts with one of the repository's top-level directories below.
+# Checked: every inline code span (`...`, outside fenced code blocks) of README.md,
+# CONTRIBUTING.md, CHANGELOG.md and docs/*.md whose text starts with one of the repository's top-level directories below.
 # The span's first word is the path; a trailing `:line`, `#anchor` or punctuation is
 # dropped. `dir/{a,b}.rs` stands for both files, `dir/*.go` for at least one match. Paths
 # that .gitignore covers (build output, fuzz artifacts, `<placeholder>` paths under them)
 # are what a run creates, not what a clone holds, and are skipped.
 #
-# Usage: hack/check-doc-paths.sh [FILE.md ...]   (default: README.md docs/*.md;
+# Usage: hack/check-doc-paths.sh [FILE.md ...]   (default: README.md CONTRIBUTING.md CHANGELOG.md docs/*.md;
 # run by `make verify-docs`). Prints each missing path with where it is named; exit 1
 # when there is one.
 set -euo pipefail
@@ -20,7 +20,7 @@ roots='loader-image|operator|charts|config|hack|e2e|docs|bench|examples'
 if [ $# -gt 0 ]; then
   files=("$@")
 else
-  files=(README.md docs/*.md)
+  files=(README.md CONTRIBUTING.md CHANGELOG.md docs/*.md)
 fi
 
 # file:line<TAB>span, one per inline code span outside ``` / ~~~ fences.

@@ -69,7 +69,7 @@ const (
 	workflowPodLabel = "workflows.argoproj.io/workflow"
 )
 
-// The phases a build goes through, in order, and the metrics the README documents.
+// The phases a build goes through, in order, and the metrics docs/operator.md documents.
 var (
 	buildPhases     = []string{"Fetching", "Loading", "Validating", "Snapshotting", "HandingOff", "Ready"}
 	operatorMetrics = []string{"rdf_bulkload_builds_total", "rdf_bulkload_build_duration_seconds",

@@ -1,4 +1,4 @@
-"""Where we deliberately differ from Jena 5.6.0's loaders (README, "Fidelity"), each claim tried
+"""Where we deliberately differ from Jena 5.6.0's loaders (docs/loader.md, "Fidelity"), each claim tried
 on real Jena:
 
 * input that RDF 1.1 forbids but tdb2.tdbloader and tdb2.xloader load: we refuse it (exit 3,

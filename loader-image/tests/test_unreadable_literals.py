@@ -11,7 +11,7 @@ touching it. Here, end to end:
   text), everything else is loaded, ill-formed literals Jena reads back included, and Jena
   (tdbquery and Fuseki over HTTP) answers a query that touches every literal (value, STR,
   equality, ORDER BY) without an error;
-* Jena's own tdb2.tdbloader aborts on such a literal (what the README says Jena does).
+* Jena's own tdb2.tdbloader aborts on such a literal (what docs/loader.md says Jena does).
 """
 import json
 import os
@@ -141,7 +141,7 @@ def test_skip_rejects_exactly_the_unreadable_and_jena_answers_over_the_rest(load
 
 
 def test_jena_tdbloader_aborts_on_such_a_literal(jena, tmp_path):
-    """What the README says of Jena's own loaders: they cannot load it either."""
+    """What docs/loader.md says of Jena's own loaders: they cannot load it either."""
     src = tmp_path / 'one.nt'
     src.write_text(nt_lines([UNREADABLE[0][:2]], 'bad')[0] + '\n', encoding='utf-8')
     r = jena.cmd('tdb2.tdbloader', '--loc', str(tmp_path / 'jdb'), str(src), check=False)

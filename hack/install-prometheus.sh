@@ -6,7 +6,7 @@
 # `go install pkg@version pkg@version`. Built without the `builtinassets` tag: no web UI (the
 # HTTP API, which the tests use, is complete without it); with `remove_all_sd,enable_kubernetes_sd`:
 # of the service discoveries only Kubernetes' (and static, file, http), which the cluster suite uses;
-# the cloud SDKs of the others were half the build (288 s user CPU against 528, measured 2026-11-26).
+# the cloud SDKs of the others are about half the build.
 #
 # Usage: hack/install-prometheus.sh [DEST]
 #   DEST defaults to ${RDF_BULKLOAD_CACHE:-$HOME/.cache/rdf-bulkload}/prometheus-<module version>.
@@ -18,9 +18,8 @@
 #   user 65534:65534 (nobody), entrypoint /bin/prometheus, cmd --config.file=/etc/prometheus/
 #   prometheus.yml --storage.tsdb.path=/prometheus. No CA bundle (it scrapes in-cluster only; the
 #   operator's HTTPS endpoint is reached with the service account's CA file).
-# Cold cost, measured 2026-11-26 with an empty Go build cache (module cache warm): 3 min 5 s wall
-#   on 2 idle cores, 289 s user + 53 s system CPU, 1.3 GB peak RSS; binaries 76 + 54 MB. (2026-11-25,
-#   with every service discovery: 5 min, 528 s user, downloads included.) Warm: ~0.1 s.
+# Cold cost with an empty Go build cache (module cache warm): about 3 min on 2 idle cores, 1.3 GB
+#   peak RSS; binaries 76 + 54 MB. Warm: ~0.1 s.
 # Env: PROMETHEUS_VERSION (module version, v0.316.0), PROMETHEUS_IMAGE (image ref).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

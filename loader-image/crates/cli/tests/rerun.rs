@@ -154,7 +154,7 @@ fn a_loc_that_is_not_a_complete_database_is_refused() {
     // A report that is not a build report.
     let garbled = copy_db("garbled");
     std::fs::write(report(&garbled), "{\"tool\": \"something else\"}").unwrap();
-    // An older loader's report: no identity to compare.
+    // A report without a build identity (not written by this loader): nothing to compare.
     let older = copy_db("older");
     let mut r = json(&report(&older));
     r.as_object_mut().unwrap().remove("identity");

@@ -84,14 +84,21 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
         (Some(Ok(report)), false) => {
             let difference = report.identity.as_ref().map(|recorded| recorded.difference(&identity));
             return match difference {
-                Some(None) => already_complete(opts, &places, &identity, report, progress, "the same inputs and options were loaded here before"),
+                Some(None) => already_complete(
+                    opts,
+                    &places,
+                    &identity,
+                    report,
+                    progress,
+                    "the same inputs and options were loaded here before",
+                ),
                 Some(Some(why)) => Err(LoadError::Usage(format!(
                     "{} already holds a database of another load ({why}); choose another --loc or pass --replace",
                     opts.loc.display()
                 ))),
                 None => Err(LoadError::Usage(format!(
-                    "{} already holds a database whose report records no build identity (an older loader's), so a rerun \
-                     cannot tell whether it is this load; choose another --loc or pass --replace",
+                    "{} already holds a database whose report records no build identity (not written by this loader), \
+                     so a rerun cannot tell whether it is this load; choose another --loc or pass --replace",
                     opts.loc.display()
                 ))),
             };

@@ -5,19 +5,18 @@
 //! The estimate parses windows of each input (rdf_input::sample): 128 of 128 KiB spread
 //! evenly over the compressed bytes where the format lets a reader start mid-file (bzip2
 //! blocks, gzip members, zstd frames, lines of uncompressed files; Turtle windows from their
-//! first statement boundary, with the head's prefixes), else the first 16 MiB. Spread windows each stand for an equal share of the compressed bytes: the
-//! estimate is the mean of their statements per compressed byte times the file's size. A head
-//! alone is scaled by the uncompressed size where the format records it (gzip ISIZE when
-//! unambiguous, zstd's frame content size), else by the compressed bytes it cost. On bsbm-1m
-//! (991,957 statements; products first, compressing 33:1, reviews later, 4.6:1) the errors
-//! are -0.1% (.nt), -1.4% (.bz2), -3.9% (16-frame .zst), -3.0% (16-member .gz), +0.1%
-//! (one-member .gz, one-frame .zst), +2.1% (eight .gz files); the first 16 MiB per
-//! compressed byte said +0.1%, -16.7%, -15.4%, -12.7%, -13.0%, -15.8%, +19.8%. Distinct terms are scaled as statements are, linearly: they grow more
-//! slowly than statements in real data (predicates, classes and popular objects repeat), so
-//! this overestimates them (BSBM 1M: 330k-390k estimated by format, 289k). Hence the [`MARGIN`], and a
-//! refusal only when even the plain estimate cannot fit. Inputs sampled to their end are
-//! counted exactly (but terms shared between files once per file). The load compares the
-//! statements it parses with the estimate ([`ESTIMATE_MARGIN`]).
+//! first statement boundary, with the head's prefixes), else the first 16 MiB. Windows are
+//! spread because dumps often start unlike the rest (BSBM: products first, compressing 33:1,
+//! then reviews, 4.6:1), so a head alone can be far off either way. Each window stands for an
+//! equal share of the compressed bytes: the estimate is the mean of their statements per
+//! compressed byte times the file's size. A head alone is scaled by the uncompressed size
+//! where the format records it (gzip ISIZE when unambiguous, zstd's frame content size), else
+//! by the compressed bytes it cost. Distinct terms are scaled as statements are, linearly:
+//! they grow more slowly than statements in real data (predicates, classes and popular objects
+//! repeat), so this overestimates them. Hence the [`MARGIN`], and a refusal only when even the
+//! plain estimate cannot fit. Inputs sampled to their end are counted exactly (but terms
+//! shared between files once per file). The load compares the statements it parses with the
+//! estimate ([`ESTIMATE_MARGIN`]). How close the estimate comes on BSBM: docs/loader.md.
 //!
 //! All sizes of the resource model are here, with where each constant comes from.
 
@@ -46,9 +45,8 @@ use crate::progress::Progress;
 /// Windows taken across each sampled input where its format allows (rdf_input::sample),
 /// and the decompressed bytes of each: 128 x 128 KiB parse as fast as the one 16 MiB head
 /// they replace, and spread over the file they see its middle and end. Fewer, larger
-/// windows miss short stretches that hold many statements: 8 x 2 MiB put 0 windows in
-/// BSBM's products, 8% of its bzip2 bytes and 46% of its statements (-48% on bsbm-1m.nt.bz2);
-/// 32 x 512 KiB gave -16% on bsbm-x10.nt.bz2 (ten such stretches), 128 x 128 KiB -1.3%.
+/// windows miss short stretches that hold many statements (BSBM's products are 8% of its
+/// bzip2 bytes and 46% of its statements, in a few stretches that eight windows can all miss).
 pub const SAMPLE_WINDOWS: usize = 128;
 pub const WINDOW_BYTES: usize = 128 << 10;
 /// Decompressed bytes parsed from the start of an input that can only be read from there.

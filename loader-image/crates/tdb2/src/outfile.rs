@@ -2,9 +2,9 @@
 //! [`OutputFile`] writes them with `O_DIRECT` from an aligned buffer, past the page cache.
 //!
 //! Through the page cache the kernel copies every byte into a page it first allocates (and
-//! charges to the pod's memory cgroup), and writes it back later: on the 2-core build VM,
-//! `dd` of 564 MB (bsbm-x10's node data) took 1.31 s of system time buffered and 0.06 s with
-//! `O_DIRECT`, and that copy was the larger part of the node-table phase. A filesystem that
+//! charges to the pod's memory cgroup), and writes it back later: for bytes the loader never
+//! reads again that copy is pure cost, larger than the rest of the node-table phase's work,
+//! and it keeps a pod's memory at its limit. A filesystem that
 //! refuses `O_DIRECT`, or a write that is not block-aligned (the tail, small test trees), goes
 //! through the page cache as before; the bytes on disk are the same either way.
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,18 +145,25 @@ func TestLoaderArgsGolden(t *testing.T) {
 		t.Fatalf("%v (run `make generate-loader-args`)", err)
 	}
 	if !bytes.Equal(got, want) {
-		gotLines, wantLines := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-		for i := 0; i < max(len(gotLines), len(wantLines)); i++ {
-			var g, w []byte
-			if i < len(gotLines) {
-				g = gotLines[i]
+		golden := map[string]string{}
+		for _, line := range bytes.Split(bytes.TrimSpace(want), []byte("\n")) {
+			var c loaderArgsCase
+			if err := json.Unmarshal(line, &c); err != nil {
+				t.Fatalf("%s: %v in %s", LoaderArgsGoldenPath, err, line)
 			}
-			if i < len(wantLines) {
-				w = wantLines[i]
+			golden[c.Name] = string(line)
+		}
+		for _, c := range loaderArgsCases() {
+			now := strings.TrimSuffix(string(encodeLoaderArgsCases([]loaderArgsCase{c})), "\n")
+			if was, ok := golden[c.Name]; !ok {
+				t.Errorf("case %s is not in %s", c.Name, LoaderArgsGoldenPath)
+			} else if was != now {
+				t.Errorf("case %s:\n now:         %s\n golden file: %s", c.Name, now, was)
 			}
-			if !bytes.Equal(g, w) {
-				t.Errorf("%s line %d:\n LoaderArgs now: %s\n golden file:    %s", LoaderArgsGoldenPath, i+1, g, w)
-			}
+			delete(golden, c.Name)
+		}
+		for name := range golden {
+			t.Errorf("case %s of %s is no longer in the matrix", name, LoaderArgsGoldenPath)
 		}
 		t.Fatalf("the load step's command line differs from %s: if the change is meant, run "+
 			"`make generate-loader-args`, check that the loader still reads it "+

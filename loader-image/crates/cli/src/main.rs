@@ -13,6 +13,8 @@ use bulkload_pipeline::plan::{detect_inputs, plan, PlanRequest};
 use bulkload_pipeline::{ExitCode, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle, Report};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+#[cfg(test)]
+mod loader_args_contract;
 mod quantity;
 
 #[derive(Parser)]
@@ -166,7 +168,7 @@ fn main() -> ProcessExit {
     // A fixed mmap threshold: glibc otherwise raises it to the size of the largest block
     // freed (up to 32 MiB; the plan's 16 MiB sample is one), after which blocks of that size
     // come from arenas that never shrink, and resident memory drifts above the budget's
-    // accounting (x10: 1.5 GiB peak instead of 1.05). 8 MiB keeps the 4 MiB chunk buffers
+    // accounting (by up to half of it). 8 MiB keeps the 4 MiB chunk buffers
     // reused from the heap (mapping each afresh costs ~10% in page faults).
     // SAFETY: called before any other thread exists.
     unsafe {

@@ -232,8 +232,26 @@ verify: operator-tools ## Fail when generated files (CRD, RBAC, deepcopy) are st
 	@bash hack/verify-operator-generated.sh
 
 .PHONY: verify-docs
-verify-docs: ## Fail when README.md or docs/*.md name a repository path that does not exist.
+verify-docs: ## Fail when README.md, CONTRIBUTING.md, CHANGELOG.md or docs/*.md name a repository path that does not exist.
 	@bash hack/check-doc-paths.sh
+
+# The load step's command line for a matrix of specs (specs.LoaderArgs), the contract that the
+# loader's parser and the e2e scripts read (see CONTRIBUTING.md).
+
+.PHONY: generate-loader-args
+generate-loader-args: ## Rewrite the load step's command-line golden file from specs.LoaderArgs.
+	$(OPERATOR_GO) go test -count=1 ./internal/specs -run '^TestLoaderArgsGolden$$' -update
+
+.PHONY: verify-loader-args
+verify-loader-args: ## Fail when the load step's command-line golden file differs from specs.LoaderArgs, or the loader's parser reads it otherwise.
+	$(OPERATOR_GO) go test -count=1 ./internal/specs -run '^TestLoaderArgsGolden$$'
+	cd $(LOADER_DIR) && $(CARGO) test --locked -q -p rdf-bulkload --bin rdf-bulkload loader_args
+
+.PHONY: generate-all
+generate-all: generate manifests chart-sync generate-loader-args ## Regenerate every generated file (deepcopy, CRD, RBAC, the chart's copies and snapshots, the load step's golden file).
+
+.PHONY: verify-all
+verify-all: verify verify-chart verify-loader-args verify-docs ## Fail when any generated file is stale or a doc names a missing path (test-chart checks the chart's snapshots).
 
 .PHONY: operator
 operator: ## Build the operator manager binary into bin/manager.

@@ -22,7 +22,12 @@ const (
 	DefaultSettlePeriod  = 2 * time.Minute
 	DefaultBuildDeadline = 24 * time.Hour
 	DefaultSnapshotReady = 6 * time.Hour
-	MinimumBuildDeadline = time.Minute
+	// DefaultKeepFailedVolumesFor keeps a failed build's volumes for a working day's fix.
+	DefaultKeepFailedVolumesFor = 24 * time.Hour
+	// DefaultNodeLossGracePeriod matches Kubernetes' default eviction of pods from an
+	// unreachable node (tolerationSeconds 300).
+	DefaultNodeLossGracePeriod = 5 * time.Minute
+	MinimumBuildDeadline       = time.Minute
 )
 
 // DefaultFetchResources are the fetch container's resources when the spec names none:
@@ -176,4 +181,28 @@ func memoryOf(list corev1.ResourceList) int64 {
 		return q.Value()
 	}
 	return 0
+}
+
+// EffectiveKeepFailedVolumesFor is how long a failed build's resumable volumes are kept.
+func (r *RetrySpec) EffectiveKeepFailedVolumesFor() time.Duration {
+	if r.KeepFailedVolumesFor == nil || r.KeepFailedVolumesFor.Duration < 0 {
+		return DefaultKeepFailedVolumesFor
+	}
+	return r.KeepFailedVolumesFor.Duration
+}
+
+// EffectiveNodeLossGracePeriod is how long a node may be NotReady before it is given up.
+func (b *BuildSpec) EffectiveNodeLossGracePeriod() time.Duration {
+	if b.NodeLossGracePeriod == nil || b.NodeLossGracePeriod.Duration <= 0 {
+		return DefaultNodeLossGracePeriod
+	}
+	return b.NodeLossGracePeriod.Duration
+}
+
+// EffectiveOnNodeLoss is the serving policy for a lost node, Wait unless Rebuild is asked for.
+func (s *ServingSpec) EffectiveOnNodeLoss() NodeLossPolicy {
+	if s.OnNodeLoss == NodeLossRebuild {
+		return NodeLossRebuild
+	}
+	return NodeLossWait
 }

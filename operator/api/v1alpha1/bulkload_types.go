@@ -98,6 +98,16 @@ type BuildSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="build.deadline must be at least 1m"
 	// +optional
 	Deadline *metav1.Duration `json:"deadline,omitempty"`
+
+	// nodeLossGracePeriod is how long a node may be NotReady (or gone) before the
+	// operator gives it up: a build whose step pod runs there, or whose volumes are bound
+	// to it, ends its attempt (reason NodeLost, retried: the next attempt runs on new
+	// volumes elsewhere when the old ones were node-local), and a served volume on it
+	// follows serving.onNodeLoss. Shorter than Kubernetes' own eviction (5m) makes no sense.
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('30s')",message="build.nodeLossGracePeriod must be at least 30s"
+	// +optional
+	NodeLossGracePeriod *metav1.Duration `json:"nodeLossGracePeriod,omitempty"`
 }
 
 // SourceSpec is an S3-compatible location holding a dump set.
@@ -456,7 +466,27 @@ type ServingSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	SnapshotName string `json:"snapshotName,omitempty"`
+
+	// onNodeLoss says what happens when the served volume is node-local and its node
+	// is gone or NotReady past build.nodeLossGracePeriod. Wait (the default) reports it
+	// (reason ServingNodeLost) and waits for the node to return; Rebuild builds the
+	// served revision again from the source, on another node. Node-local snapshots are
+	// lost with their node: they are not backups.
+	// +kubebuilder:default=Wait
+	// +optional
+	OnNodeLoss NodeLossPolicy `json:"onNodeLoss,omitempty"`
 }
+
+// NodeLossPolicy says what happens when the node holding the served volume is lost.
+// +kubebuilder:validation:Enum=Wait;Rebuild
+type NodeLossPolicy string
+
+const (
+	// NodeLossWait waits for the node to return (a reboot, a kubelet restart).
+	NodeLossWait NodeLossPolicy = "Wait"
+	// NodeLossRebuild builds the served revision again from the source.
+	NodeLossRebuild NodeLossPolicy = "Rebuild"
+)
 
 // TriggerMode says what starts a build.
 // +kubebuilder:validation:Enum=manual;watch
@@ -488,7 +518,9 @@ type TriggerSpec struct {
 	// +optional
 	SettlePeriod metav1.Duration `json:"settlePeriod,omitempty"`
 
-	// rebuild: changing it to any new value builds again from the same source.
+	// rebuild: changing it to any new value builds again from the same source, in both
+	// trigger modes: it is part of the revision, so the build gets new volumes and a new
+	// snapshot name (also after a final failure, or when the snapshot name is taken).
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Rebuild string `json:"rebuild,omitempty"`
@@ -524,6 +556,16 @@ type RetrySpec struct {
 	// +kubebuilder:default="10m"
 	// +optional
 	MaxBackoff metav1.Duration `json:"maxBackoff,omitempty"`
+
+	// keepFailedVolumesFor is how long the volumes of a build that failed with
+	// resumable work are kept (a full disk, exit 5; the build deadline; a snapshot
+	// timeout; retryable failures with no attempts left): a spec change that fixes the
+	// failure starts a new attempt on them, which resumes from the loader's checkpoint.
+	// They are deleted once it passes, when a build of another revision starts, or
+	// with the BulkLoad. 0s deletes them at once.
+	// +kubebuilder:default="24h"
+	// +optional
+	KeepFailedVolumesFor *metav1.Duration `json:"keepFailedVolumesFor,omitempty"`
 }
 
 // Phase is the coarse state of a BulkLoad.
@@ -588,11 +630,17 @@ type BulkLoadStatus struct {
 	// +optional
 	LastBuiltRevision string `json:"lastBuiltRevision,omitempty"`
 
-	// lastFailedRevision is a revision whose build failed finally; it is not retried
-	// until the source or spec changes.
+	// lastFailedRevision is a revision whose build failed finally; it is not built
+	// again until the revision changes, or a spec change alters what the failure
+	// depends on (lastFailure.specDigest), which starts a new attempt of it.
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	LastFailedRevision string `json:"lastFailedRevision,omitempty"`
+
+	// keptVolumes are the build volumes of a failed build kept for the next attempt
+	// (spec.retry.keepFailedVolumesFor).
+	// +optional
+	KeptVolumes *KeptVolumes `json:"keptVolumes,omitempty"`
 
 	// workflow refers to the Argo Workflow of the current (or last) build.
 	// +optional
@@ -601,6 +649,12 @@ type BulkLoadStatus struct {
 	// attempt counts the workflows started for sourceRevision (1 = first).
 	// +optional
 	Attempt int32 `json:"attempt,omitempty"`
+
+	// attemptsBeforeFix is the number of those workflows started before the spec
+	// change that last restarted a failed build: retry.buildAttempts counts the
+	// attempts after it.
+	// +optional
+	AttemptsBeforeFix int32 `json:"attemptsBeforeFix,omitempty"`
 
 	// retryAfter is when the next attempt of a failed, retryable build starts.
 	// +optional
@@ -715,6 +769,31 @@ type BuildFailure struct {
 	Message string `json:"message,omitempty"`
 	// retryable says whether the failure class may succeed on retry.
 	Retryable bool `json:"retryable"`
+	// specDigest is a digest of the spec parts the failed step ran with and that
+	// could fix it (docs/failures-and-retries.md); a spec change that alters it starts
+	// a new attempt of the same revision. Empty when no spec change can.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	SpecDigest string `json:"specDigest,omitempty"`
+	// node is the node the failed attempt lost (reason NodeLost).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Node string `json:"node,omitempty"`
+}
+
+// KeptVolumes are the build volumes of a failed build, kept so that the next attempt
+// of the same revision resumes on them.
+type KeptVolumes struct {
+	// revision whose build volumes are kept.
+	// +kubebuilder:validation:MaxLength=256
+	Revision string `json:"revision"`
+	// claims are the kept PersistentVolumeClaims.
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=atomic
+	// +optional
+	Claims []string `json:"claims,omitempty"`
+	// until is when they are deleted unless an attempt has started on them.
+	Until metav1.Time `json:"until"`
 }
 
 // SnapshotRecord is one retained database snapshot.

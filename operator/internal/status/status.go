@@ -44,6 +44,16 @@ const (
 	// ReasonStepPodPending: a build step's pod has not started for a while (unschedulable,
 	// image pull failing...); the message carries what Kubernetes says about it.
 	ReasonStepPodPending = "StepPodPending"
+	// ReasonNodeLost: a build attempt ended because the node of its step pod, or of its
+	// node-local volumes, was NotReady or gone past spec.build.nodeLossGracePeriod; the
+	// next attempt runs elsewhere (on new volumes where the old ones were node-local).
+	ReasonNodeLost = "NodeLost"
+	// ReasonServingNodeLost: the served volume is node-local and its node is NotReady or
+	// gone past spec.build.nodeLossGracePeriod; spec.serving.onNodeLoss says what follows.
+	ReasonServingNodeLost = "ServingNodeLost"
+	// ReasonScratchNotExpandable: spec.database.scratchSize grew but the kept scratch
+	// volume's StorageClass does not allow volume expansion.
+	ReasonScratchNotExpandable = "ScratchNotExpandable"
 )
 
 // SetProgressing records a build under way in the given phase: Reconciling=True,

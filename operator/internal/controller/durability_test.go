@@ -96,30 +96,6 @@ func TestTransientSnapshotErrorIsWaitedOut(t *testing.T) {
 	})
 }
 
-// A snapshot not ready within snapshot.readyTimeout fails the build, saying why.
-func TestSnapshotReadyTimeoutFailsTheBuild(t *testing.T) {
-	startController(t)
-	ns := newNamespace(t)
-	g := NewWithT(t)
-	bl := newBulkLoad(ns, "snap-timeout")
-	bl.Spec.Serving = nil
-	bl.Spec.Snapshot.ReadyTimeout = metav1.Duration{Duration: 3 * time.Second}
-	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
-	key := client.ObjectKeyFromObject(bl)
-	bl, snapKey := buildUntilSnapshot(t, key)
-	csiSnapshotterStandIn{t: t}.fail(snapKey, "driver does not support snapshots of this volume")
-
-	eventually(t, func(g Gomega) {
-		bl = getBulkLoad(g, key)
-		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseFailed))
-	})
-	stalled := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionStalled)
-	g.Expect(stalled.Reason).To(Equal(ReasonSnapshotTimeout))
-	g.Expect(stalled.Message).To(ContainSubstring("snapshot.readyTimeout"))
-	g.Expect(stalled.Message).To(ContainSubstring("driver does not support snapshots"))
-	g.Expect(bl.Status.LastBuiltRevision).To(BeEmpty())
-}
-
 // A BulkLoad deleted with snapshot.onDelete Retain and recreated under the same name
 // touches nothing the first one retained: its snapshot and the volume the serving
 // workload mounts. Building the very same revision would take over the retained

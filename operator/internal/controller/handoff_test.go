@@ -225,6 +225,7 @@ func TestRestoredVolumeIsCreatedOnTheSnapshotsNode(t *testing.T) {
 		},
 	}
 	g.Expect(k8s.Create(ctx, pv)).To(Succeed())
+	setNode(t, "nvme-node-7", corev1.ConditionTrue, time.Now()) // a Ready node: not lost
 	data := &corev1.PersistentVolumeClaim{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: specs.DataClaimName(bl, rev)}, data)).To(Succeed())
 	data.Annotations[specs.AnnotationSelectedNode] = "nvme-node-7"

@@ -174,6 +174,8 @@ type podTry struct {
 	message    string
 	noExitCode bool
 	startedAt  time.Time
+	// node is the node the pod was scheduled to (Argo's hostNodeName).
+	node string
 }
 
 func (a argoControllerStandIn) update(key client.ObjectKey, mutate func(wf *wfv1.Workflow)) {
@@ -218,6 +220,7 @@ func (a argoControllerStandIn) setSteps(key client.ObjectKey, wfPhase wfv1.Workf
 				if !try.startedAt.IsZero() {
 					pod.StartedAt = metav1.NewTime(try.startedAt)
 				}
+				pod.HostNodeName = try.node
 				if try.phase != wfv1.NodeRunning && try.phase != wfv1.NodePending {
 					pod.FinishedAt = metav1.NewTime(now.Add(time.Duration(k) * time.Millisecond))
 					if !try.noExitCode {

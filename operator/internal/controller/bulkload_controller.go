@@ -107,6 +107,9 @@ type scope struct {
 	effects []func()
 	// prunable are children retention no longer needs (prune), deleted after the patch.
 	prunable []client.Object
+	// forceDelete are build pods on a lost node, deleted after the patch without a grace
+	// period: their kubelet cannot confirm a graceful deletion.
+	forceDelete []client.Object
 	// servingSettled: the serving workload runs the database it should serve, with no
 	// pod of an older template left (serve); only then are older restored volumes pruned.
 	servingSettled bool
@@ -161,7 +164,10 @@ type phaseFunc func(ctx context.Context, s *scope) error
 // +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads/status,verbs=get;patch
 // +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads/finalizers,verbs=update
 // +kubebuilder:rbac:groups=argoproj.io,resources=workflows,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;delete;patch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get
+// +kubebuilder:rbac:groups="",resources=pods,verbs=delete
 // +kubebuilder:rbac:groups=snapshot.storage.k8s.io,resources=volumesnapshots,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get
@@ -171,7 +177,8 @@ type phaseFunc func(ctx context.Context, s *scope) error
 // Reconcile drives one BulkLoad a step further: fetch → finalizer → the ordered
 // phases, one file each → one status patch (patchStatus, which also deletes what prune
 // picked). The phases: checkDependencies (dependencies.go), validate
-// (phase_validate.go), resolveRevision (phase_revision.go, source.go for watch mode),
+// (phase_validate.go), checkServedNode (node_loss.go), resolveRevision (phase_revision.go,
+// source.go for watch mode),
 // ensureWorkflow and observeWorkflow (phase_workflow.go), snapshot (phase_snapshot.go),
 // recordBuild (phase_record.go); then serve (phase_serve.go) and prune (phase_prune.go).
 // A deleted BulkLoad goes to reconcileDelete (bulkload_delete.go) instead.
@@ -213,7 +220,7 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		}
 	}()
 
-	build := []phaseFunc{r.checkDependencies, r.validate, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.snapshot, r.recordBuild}
+	build := []phaseFunc{r.checkDependencies, r.validate, r.checkServedNode, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.snapshot, r.recordBuild}
 	for _, phase := range build {
 		if err := phase(ctx, s); err != nil {
 			return reconcile.Result{}, err
@@ -276,6 +283,13 @@ func (r *BulkLoadReconciler) patchStatus(ctx context.Context, s *scope, succeede
 		}
 		errs = append(errs, err)
 	}
+	for _, obj := range s.forceDelete {
+		if err := r.Delete(ctx, obj, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("cannot delete %s %s: %w", kindOf(obj), obj.GetName(), err))
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("removed a build pod on a lost node", "pod", obj.GetName())
+	}
 	return kerrors.NewAggregate(errs)
 }
 
@@ -298,12 +312,11 @@ func (r *BulkLoadReconciler) computeStatus(s *scope) {
 	case st.SourceRevision != "":
 		status.SetProgressing(st, gen, rdfv1.PhasePending, status.ReasonBuilding, "building revision "+st.SourceRevision)
 	case st.LastFailedRevision != "" && st.LastFailedRevision == s.wanted.ID:
-		reason, msg := status.ReasonBuildFailed, "the build of revision "+st.LastFailedRevision+" failed"
+		reason := status.ReasonBuildFailed
 		if f := st.LastFailure; f != nil {
 			reason = f.Reason
-			msg = failureMessage(f, st.Attempt)
 		}
-		status.SetStalled(st, gen, reason, msg)
+		status.SetStalled(st, gen, reason, stalledMessage(st, s.now))
 	case st.LastBuiltRevision != "":
 		msg := fmt.Sprintf("snapshot %s holds revision %s", st.CurrentSnapshot, st.LastBuiltRevision)
 		if sv := s.bl.Spec.Serving; sv != nil && st.ServingClaim != "" {

@@ -87,6 +87,6 @@ func snapshotNameTaken(bl *rdfv1.BulkLoad, foreign *snapv1.VolumeSnapshot, rev s
 	return &workflowObservation{Done: true, Failure: &rdfv1.BuildFailure{
 		Step: specs.StepSnapshot, Reason: ReasonSnapshotNameTaken,
 		Message: fmt.Sprintf("snapshot %s of revision %s belongs to an earlier BulkLoad named %s (uid %s), which retained it; "+
-			"to build that revision here, delete the snapshot and change trigger.rebuild", foreign.Name, rev, bl.Name, foreign.Labels[specs.LabelBulkLoadUID]),
+			"to build it here, change trigger.rebuild: the build then gets a new revision and snapshot name, and that snapshot stays as it is", foreign.Name, rev, bl.Name, foreign.Labels[specs.LabelBulkLoadUID]),
 	}}
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
@@ -34,6 +36,7 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 	if st.SourceRevision != "" {
 		building = specs.ShortRevision(st.SourceRevision)
 	}
+	kept := r.keptRevision(ctx, s)
 	wfs := &wfv1.WorkflowList{}
 	if err := r.listOwned(ctx, bl, wfs, "workflows", &s.before, st); err != nil {
 		return err
@@ -72,7 +75,7 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 		rev := pvc.Labels[specs.LabelRevision]
 		switch pvc.Labels[specs.LabelRole] {
 		case specs.RoleData, specs.RoleScratch:
-			if rev == building {
+			if rev == building || rev == kept {
 				continue
 			}
 		case specs.RoleServing:
@@ -88,6 +91,25 @@ func (r *BulkLoadReconciler) prune(ctx context.Context, s *scope) error {
 		s.pruneLater(pvc)
 	}
 	return nil
+}
+
+// keptRevision is the short revision whose failed build's volumes are still kept
+// ("" when none are); past spec.retry.keepFailedVolumesFor they are let go.
+func (r *BulkLoadReconciler) keptRevision(ctx context.Context, s *scope) string {
+	st := &s.bl.Status
+	kv := st.KeptVolumes
+	if kv == nil {
+		return ""
+	}
+	if s.now.Before(kv.Until.Time) {
+		s.requeue(kv.Until.Sub(s.now))
+		return specs.ShortRevision(kv.Revision)
+	}
+	ctrl.LoggerFrom(ctx).Info("the failed build's kept volumes expire (spec.retry.keepFailedVolumesFor)", "revision", kv.Revision, "claims", kv.Claims, "until", kv.Until.Time)
+	r.event(s, corev1.EventTypeNormal, "FailedVolumesPruned", "volumes %s kept since the build of revision %s failed are deleted: spec.retry.keepFailedVolumesFor has passed",
+		strings.Join(kv.Claims, ", "), kv.Revision)
+	st.KeptVolumes = nil
+	return ""
 }
 
 func (r *BulkLoadReconciler) deleteChild(ctx context.Context, obj client.Object) error {

@@ -43,6 +43,7 @@ func (r *BulkLoadReconciler) ensureSnapshot(ctx context.Context, s *scope) error
 		if node != "" {
 			want.Annotations[specs.AnnotationSourceNode] = node
 		}
+		want.Annotations[AnnotationSpecDigest] = specDigest(bl, scopeSnapshot)
 		if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("cannot create snapshot %s: %w", want.Name, err)
 		} else if err == nil {
@@ -53,6 +54,11 @@ func (r *BulkLoadReconciler) ensureSnapshot(ctx context.Context, s *scope) error
 		vs = want
 	case err != nil:
 		return fmt.Errorf("cannot read snapshot %s: %w", want.Name, err)
+	case !vs.DeletionTimestamp.IsZero():
+		// A failed (or lost) snapshot of this revision, pruned: it is taken again once gone.
+		s.progress(rdfv1.PhaseSnapshotting, status.ReasonBuilding, "waiting for the old snapshot %s to be deleted before it is taken again", vs.Name)
+		s.requeue(restoredClaimRecheck)
+		return nil
 	}
 	if vs.Status == nil || vs.Status.ReadyToUse == nil || !*vs.Status.ReadyToUse {
 		return r.waitForSnapshot(ctx, s, vs)
@@ -81,7 +87,7 @@ func (r *BulkLoadReconciler) waitForSnapshot(ctx context.Context, s *scope, vs *
 		if lastError != "" {
 			msg += "; the snapshot controller's last error: " + lastError
 		}
-		f := &rdfv1.BuildFailure{Step: specs.StepSnapshot, Reason: ReasonSnapshotTimeout, Message: msg}
+		f := &rdfv1.BuildFailure{Step: specs.StepSnapshot, Reason: ReasonSnapshotTimeout, Message: truncate(msg), SpecDigest: vs.Annotations[AnnotationSpecDigest]}
 		return r.buildFailed(ctx, s, &workflowObservation{Done: true, Failure: f, FinishedAt: s.now})
 	}
 	msg := fmt.Sprintf("waiting for snapshot %s to be ready to use (until %s)", vs.Name, deadline.UTC().Format(time.RFC3339))

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
@@ -35,9 +36,16 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 	}
 	params := specs.BuildParams{Revision: st.SourceRevision, Attempt: st.Attempt, Images: s.images, StepMetricsLinger: r.StepMetricsLinger}
 	if s.wanted.Source && s.wanted.ID == st.SourceRevision {
-		params.ExpectRevision = st.SourceRevision
+		params.ExpectRevision = s.wanted.Listing
 	}
 	want := specs.Workflow(bl, params)
+	if recordedFinished(st.Workflow, want.Name) && st.LastFailure != nil && st.LastFailure.Reason == status.ReasonNodeLost {
+		// The operator ended this attempt (its node is lost): what its workflow still
+		// says while it is being deleted does not count.
+		s.obs = recordedObservation(st)
+		s.recorded = true
+		return nil
+	}
 	wf := &wfv1.Workflow{}
 	err := r.Get(ctx, client.ObjectKeyFromObject(want), wf)
 	switch {
@@ -56,11 +64,10 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 		}
 		// The volumes come with the workflow (and stay across attempts); creating them
 		// only here keeps a pass on stale data from recreating pruned volumes.
-		for _, pvc := range []*corev1.PersistentVolumeClaim{specs.DataClaim(bl, st.SourceRevision), specs.ScratchClaim(bl, st.SourceRevision)} {
-			if _, err := r.createIfMissing(ctx, pvc); err != nil {
-				return fmt.Errorf("cannot create volume %s: %w", pvc.Name, err)
-			}
+		if ready, err := r.ensureBuildVolumes(ctx, s); err != nil || !ready {
+			return err
 		}
+		want.Annotations[AnnotationSpecDigest] = specDigest(bl, scopeWorkflow)
 		if err := r.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("cannot create workflow %s: %w", want.Name, err)
 		} else if err == nil {
@@ -89,6 +96,11 @@ func (r *BulkLoadReconciler) observeWorkflow(ctx context.Context, s *scope) erro
 		return nil
 	}
 	obs := &s.obs
+	if !obs.Done && s.workflow != nil {
+		if lost, err := r.checkBuildNodes(ctx, s); err != nil || lost {
+			return err
+		}
+	}
 	switch {
 	case !obs.Done:
 		msg := fmt.Sprintf("attempt %d of revision %s: workflow %s", st.Attempt, st.SourceRevision, s.workflow.Name)
@@ -113,6 +125,9 @@ func (r *BulkLoadReconciler) observeWorkflow(ctx context.Context, s *scope) erro
 		s.progress(obs.Phase, reason, "%s", msg)
 		return nil
 	case !obs.Succeeded:
+		if s.workflow != nil && obs.Failure != nil && obs.Failure.SpecDigest == "" {
+			obs.Failure.SpecDigest = s.workflow.Annotations[AnnotationSpecDigest]
+		}
 		return r.buildFailed(ctx, s, obs)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("build workflow succeeded", "revision", st.SourceRevision, "attempt", st.Attempt)
@@ -123,8 +138,11 @@ func (r *BulkLoadReconciler) buildFailed(ctx context.Context, s *scope, obs *wor
 	bl, st := s.bl, &s.bl.Status
 	log := ctrl.LoggerFrom(ctx)
 	f := obs.Failure
+	if f.SpecDigest == "" {
+		f.SpecDigest = specDigest(bl, scopeOf(f))
+	}
 	st.LastFailure = f
-	if f.Retryable && st.Attempt < bl.Spec.Retry.EffectiveBuildAttempts() {
+	if f.Retryable && st.Attempt-st.AttemptsBeforeFix < bl.Spec.Retry.EffectiveBuildAttempts() {
 		retryAt := obs.FinishedAt.Add(bl.Spec.Retry.BackoffFor(st.Attempt))
 		if obs.FinishedAt.IsZero() {
 			retryAt = s.now.Add(bl.Spec.Retry.BackoffFor(st.Attempt))
@@ -160,12 +178,51 @@ func (r *BulkLoadReconciler) buildFailed(ctx context.Context, s *scope, obs *wor
 		"reason", f.Reason, "retryable", f.Retryable, "message", f.Message)
 	r.event(s, corev1.EventTypeWarning, "BuildFailed", "revision %s: %s", st.SourceRevision, msg)
 	r.finishBuild(s, "failed")
+	r.keepFailedVolumes(ctx, s, f)
 	st.LastFailedRevision = st.SourceRevision
 	st.SourceRevision = ""
 	st.RetryAfter = nil
-	s.stall(f.Reason, "%s", msg)
+	s.stall(f.Reason, "%s", stalledMessage(st, s.now))
 	if st.QueuedRevision != "" {
 		s.requeue(0)
 	}
 	return nil
+}
+
+// keepFailedVolumes records the build volumes of a final failure that left resumable
+// work (keepsWork) as kept for spec.retry.keepFailedVolumesFor; prune deletes them
+// once that has passed.
+func (r *BulkLoadReconciler) keepFailedVolumes(ctx context.Context, s *scope, f *rdfv1.BuildFailure) {
+	bl, st := s.bl, &s.bl.Status
+	keepFor := bl.Spec.Retry.EffectiveKeepFailedVolumesFor()
+	if !keepsWork(f) || keepFor <= 0 {
+		st.KeptVolumes = nil
+		return
+	}
+	rev := st.SourceRevision
+	until := s.now.Add(keepFor)
+	st.KeptVolumes = &rdfv1.KeptVolumes{
+		Revision: rev,
+		Claims:   []string{specs.DataClaimName(bl, rev), specs.ScratchClaimName(bl, rev)},
+		Until:    metav1.Time{Time: until},
+	}
+	ctrl.LoggerFrom(ctx).Info("keeping the failed build's volumes for the next attempt", "revision", rev, "claims", st.KeptVolumes.Claims,
+		"until", until, "reason", f.Reason)
+	r.event(s, corev1.EventTypeNormal, "FailedVolumesKept", "volumes %s are kept until %s (spec.retry.keepFailedVolumesFor) for an attempt that resumes on them",
+		strings.Join(st.KeptVolumes.Claims, ", "), until.UTC().Format(time.RFC3339))
+	s.requeue(keepFor)
+}
+
+// stalledMessage says why a failed build stalls, what is kept of it, and exactly which
+// changes start another attempt.
+func stalledMessage(st *rdfv1.BulkLoadStatus, now time.Time) string {
+	f := st.LastFailure
+	if f == nil {
+		return "the build of revision " + st.LastFailedRevision + " failed; changing trigger.rebuild builds a new revision"
+	}
+	msg := failureMessage(f, st.Attempt)
+	if kv := st.KeptVolumes; kv != nil && kv.Revision == st.LastFailedRevision && now.Before(kv.Until.Time) {
+		msg += fmt.Sprintf("; volumes %s are kept until %s", strings.Join(kv.Claims, ", "), kv.Until.UTC().Format(time.RFC3339))
+	}
+	return msg + "; " + fixHint(f)
 }

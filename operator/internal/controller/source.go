@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -27,6 +28,9 @@ type Revision struct {
 	// Source says whether ID is a digest of the source listing (the fetch step can
 	// then refuse a dump set that changed since) rather than of the spec.
 	Source bool
+	// Listing is the source listing's revision the fetch step checks (ID without the
+	// trigger.rebuild token; set when Source).
+	Listing string
 	// Settle is what the next poll needs of this one (kept in status.source).
 	Settle SettleState
 }
@@ -68,8 +72,11 @@ type SourceResolver interface {
 
 // ManualRevision is the revision of a manual-trigger BulkLoad: a digest of every
 // spec field that changes what is built (source, database, loader, fetch, validate,
-// trigger.rebuild). Changes to retention, serving or retry settings do not rebuild.
+// trigger.rebuild). Changes to retention, serving or retry settings do not rebuild,
+// nor do the sizes an attempt runs with (see sizingCleared): the database is the same
+// whatever they are, so a failed build resumes on its volumes after they change.
 func ManualRevision(bl *rdfv1.BulkLoad) Revision {
+	spec := sizingCleared(&bl.Spec)
 	buildInputs := struct {
 		Source   rdfv1.SourceSpec   `json:"source"`
 		Database rdfv1.DatabaseSpec `json:"database"`
@@ -77,11 +84,41 @@ func ManualRevision(bl *rdfv1.BulkLoad) Revision {
 		Fetch    rdfv1.FetchSpec    `json:"fetch"`
 		Validate rdfv1.ValidateSpec `json:"validate"`
 		Rebuild  string             `json:"rebuild"`
-	}{bl.Spec.Source, bl.Spec.Database, bl.Spec.Loader, bl.Spec.Fetch, bl.Spec.Validate, bl.Spec.Trigger.Rebuild}
+	}{spec.Source, spec.Database, spec.Loader, spec.Fetch, spec.Validate, spec.Trigger.Rebuild}
 	// Marshalling plain structs cannot fail.
 	data, _ := json.Marshal(buildInputs)
 	sum := sha256.Sum256(data)
 	return Revision{ID: "spec:sha256:" + hex.EncodeToString(sum[:])}
+}
+
+// sizingCleared is the spec without what sizes an attempt but leaves the database
+// unchanged: database.scratchSize (a larger one expands the scratch volume), the
+// steps' resources, loader.memoryBudget and loader.threads (the loader resumes its
+// checkpoint with other --memory and --threads and writes the same bytes).
+func sizingCleared(spec *rdfv1.BulkLoadSpec) *rdfv1.BulkLoadSpec {
+	c := spec.DeepCopy()
+	c.Database.ScratchSize = nil
+	c.Loader.Resources = corev1.ResourceRequirements{}
+	c.Loader.MemoryBudget = nil
+	c.Loader.Threads = 0
+	c.Fetch.Resources = corev1.ResourceRequirements{}
+	c.Validate.Resources = corev1.ResourceRequirements{}
+	return c
+}
+
+// withRebuild adds trigger.rebuild to a watched source's revision, so that changing
+// it builds the same dump set again (under new volume and snapshot names), as in
+// manual mode.
+func withRebuild(rev Revision, rebuild string) Revision {
+	if rev.ID == "" || !rev.Source {
+		return rev
+	}
+	rev.Listing = rev.ID
+	if rebuild != "" {
+		sum := sha256.Sum256([]byte(rebuild))
+		rev.ID += "+rebuild:" + hex.EncodeToString(sum[:8])
+	}
+	return rev
 }
 
 // DefaultSourceListTimeout bounds one listing of a watched source (listing, manifest,

@@ -35,6 +35,16 @@ type workflowObservation struct {
 	// Pending is the step pod that has been waiting longest to start, while the
 	// workflow runs (nil when none waits).
 	Pending *pendingPod
+	// Placed are the step pods scheduled to a node that have not finished, while the
+	// workflow runs (their nodes are watched for loss).
+	Placed []placedPod
+}
+
+// placedPod is a step pod that runs (or waits to start) on a node.
+type placedPod struct {
+	Step string
+	Pod  string
+	Node string
 }
 
 // pendingPod is a step pod Argo reports as Pending, with Argo's account of why: the
@@ -88,6 +98,7 @@ func observeWorkflow(ctx context.Context, wf *wfv1.Workflow) workflowObservation
 	switch wf.Status.Phase {
 	case wfv1.WorkflowPending, wfv1.WorkflowRunning, wfv1.WorkflowUnknown:
 		obs.Pending = longestPending(wf, pods)
+		obs.Placed = placedPods(wf, pods)
 	case wfv1.WorkflowSucceeded:
 		obs.Done, obs.Succeeded = true, true
 		obs.FinishedAt = wf.Status.FinishedAt.Time
@@ -181,7 +192,7 @@ func failureOf(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *rdfv1.Buil
 	}
 	// No exit code: the pod itself failed (evicted, node lost, image pull). Such
 	// errors are worth another attempt on the kept volumes.
-	f.Reason, f.Retryable = "PodError", true
+	f.Reason, f.Retryable = reasonPodError, true
 	if f.Message == "" {
 		f.Message = fmt.Sprintf("step %s failed without an exit code", f.Step)
 	}
@@ -194,6 +205,8 @@ const (
 	ReasonDeadlineExceeded = "DeadlineExceeded"
 	// ReasonPodRejected: the API server refused to create a step's pod (admission).
 	ReasonPodRejected = "PodRejected"
+	// reasonPodError: a step's pod failed without an exit code (evicted, image pull).
+	reasonPodError = "PodError"
 )
 
 // deadlineExceeded recognises Argo's messages for a workflow past its
@@ -221,6 +234,21 @@ func longestPending(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *pendi
 		return nil
 	}
 	return &pendingPod{Step: oldest.TemplateName, Pod: podName(wf, oldest), Since: oldest.StartedAt.Time, Message: oldest.Message}
+}
+
+// placedPods are the step pods Argo reports Running or Pending on a node, in step order.
+func placedPods(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) []placedPod {
+	var placed []placedPod
+	for _, step := range []string{specs.StepFetch, specs.StepLoad, specs.StepValidate} {
+		for i := range pods[step] {
+			n := &pods[step][i]
+			if n.HostNodeName == "" || (n.Phase != wfv1.NodeRunning && n.Phase != wfv1.NodePending) {
+				continue
+			}
+			placed = append(placed, placedPod{Step: step, Pod: podName(wf, n), Node: n.HostNodeName})
+		}
+	}
+	return placed
 }
 
 // podName is the name Argo v4 gives a step's pod (workflow/util GeneratePodName):

@@ -250,18 +250,19 @@ func (r *BulkLoadReconciler) rebuildLostServing(ctx context.Context, s *scope, s
 		kept = append(kept, rec)
 	}
 	st.Snapshots = kept
-	rebuilt := st.LastBuiltRevision
+	what := fmt.Sprintf("snapshot %s, on another node, is restored again", st.CurrentSnapshot)
 	if gone[st.CurrentSnapshot] || st.CurrentSnapshot == "" {
+		what = fmt.Sprintf("revision %s is built again from the source", st.LastBuiltRevision)
 		st.CurrentSnapshot, st.LastBuiltRevision = "", ""
 		if len(kept) > 0 {
 			st.CurrentSnapshot, st.LastBuiltRevision = kept[0].Name, kept[0].Revision
 		}
 	}
 	s.pruneLater(served)
-	msg := fmt.Sprintf("the served volume %s is on a lost node: %s; spec.serving.onNodeLoss is Rebuild: revision %s is built again from the source (snapshots lost with the node: %s)",
-		served.Name, lost.why, rebuilt, orDefault(strings.Join(goneNames, ", "), "none"))
+	msg := fmt.Sprintf("the served volume %s is on a lost node: %s; spec.serving.onNodeLoss is Rebuild: %s (snapshots lost with the node: %s)",
+		served.Name, lost.why, what, orDefault(strings.Join(goneNames, ", "), "none"))
 	ctrl.LoggerFrom(ctx).Info("served volume on a lost node: building again (serving.onNodeLoss Rebuild)", "claim", served.Name, "node", lost.node,
-		"why", lost.why, "lostSnapshots", goneNames, "revision", rebuilt)
+		"why", lost.why, "lostSnapshots", goneNames, "current", st.CurrentSnapshot)
 	r.event(s, corev1.EventTypeWarning, status.ReasonServingNodeLost, "%s", msg)
 	return nil
 }

@@ -143,9 +143,10 @@ func (r *BulkLoadReconciler) buildFailed(ctx context.Context, s *scope, obs *wor
 	}
 	st.LastFailure = f
 	if f.Retryable && st.Attempt-st.AttemptsBeforeFix < bl.Spec.Retry.EffectiveBuildAttempts() {
-		retryAt := obs.FinishedAt.Add(bl.Spec.Retry.BackoffFor(st.Attempt))
+		backoff := bl.Spec.Retry.BackoffFor(st.Attempt - st.AttemptsBeforeFix)
+		retryAt := obs.FinishedAt.Add(backoff)
 		if obs.FinishedAt.IsZero() {
-			retryAt = s.now.Add(bl.Spec.Retry.BackoffFor(st.Attempt))
+			retryAt = s.now.Add(backoff)
 		}
 		if s.now.Before(retryAt) {
 			if st.RetryAfter == nil || !st.RetryAfter.Time.Equal(retryAt) {

@@ -59,6 +59,9 @@ func TestInvalidSpecsAreRejectedByTheAPIServer(t *testing.T) {
 		{"serving-without-volume", func(bl *rdfv1.BulkLoad) { bl.Spec.Serving.VolumeName = "" }, "spec.serving.volumeName"},
 		{"short-deadline", func(bl *rdfv1.BulkLoad) { bl.Spec.Build.Deadline = &metav1.Duration{Duration: 30 * time.Second} },
 			"build.deadline must be at least 1m"},
+		{"short-node-loss-grace", func(bl *rdfv1.BulkLoad) { bl.Spec.Build.NodeLossGracePeriod = &metav1.Duration{Duration: 10 * time.Second} },
+			"build.nodeLossGracePeriod must be at least 30s"},
+		{"on-node-loss-enum", func(bl *rdfv1.BulkLoad) { bl.Spec.Serving.OnNodeLoss = "Migrate" }, `spec.serving.onNodeLoss: Unsupported value: "Migrate"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,5 +138,8 @@ spec:
 	g.Expect(s.Serving.AccessModes).To(Equal([]corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}))
 	g.Expect(s.Build.Deadline).To(Equal(&metav1.Duration{Duration: rdfv1.DefaultBuildDeadline}))
 	g.Expect(s.Build.NodeSelector).To(BeNil())
+	g.Expect(s.Build.NodeLossGracePeriod).To(Equal(&metav1.Duration{Duration: rdfv1.DefaultNodeLossGracePeriod}))
+	g.Expect(s.Retry.KeepFailedVolumesFor).To(Equal(&metav1.Duration{Duration: rdfv1.DefaultKeepFailedVolumesFor}))
+	g.Expect(s.Serving.OnNodeLoss).To(Equal(rdfv1.NodeLossWait))
 	g.Expect(s.Fetch.Resources).To(Equal(corev1.ResourceRequirements{}), "the fetch defaults are the operator's, not stored in the spec")
 }

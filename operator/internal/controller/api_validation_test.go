@@ -59,7 +59,9 @@ func TestInvalidSpecsAreRejectedByTheAPIServer(t *testing.T) {
 		{"serving-without-volume", func(bl *rdfv1.BulkLoad) { bl.Spec.Serving.VolumeName = "" }, "spec.serving.volumeName"},
 		{"short-deadline", func(bl *rdfv1.BulkLoad) { bl.Spec.Build.Deadline = &metav1.Duration{Duration: 30 * time.Second} },
 			"build.deadline must be at least 1m"},
-		{"short-node-loss-grace", func(bl *rdfv1.BulkLoad) { bl.Spec.Build.NodeLossGracePeriod = &metav1.Duration{Duration: 10 * time.Second} },
+		{"short-node-loss-grace", func(bl *rdfv1.BulkLoad) {
+			bl.Spec.Build.NodeLossGracePeriod = &metav1.Duration{Duration: 10 * time.Second}
+		},
 			"build.nodeLossGracePeriod must be at least 30s"},
 		{"on-node-loss-enum", func(bl *rdfv1.BulkLoad) { bl.Spec.Serving.OnNodeLoss = "Migrate" }, `spec.serving.onNodeLoss: Unsupported value: "Migrate"`},
 	}

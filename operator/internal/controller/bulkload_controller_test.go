@@ -224,6 +224,7 @@ func TestRetryableFailureStartsAnotherAttemptAfterBackoff(t *testing.T) {
 	g.Expect(bl.Status.LastFailure).NotTo(BeNil())
 	g.Expect(*bl.Status.LastFailure).To(Equal(rdfv1.BuildFailure{
 		Step: "load", ExitCode: ptr.To(int32(75)), Reason: "TransientIO", Message: "Error (exit code 75)", Retryable: true,
+		SpecDigest: specDigest(bl, scopeWorkflow),
 	}))
 	// The next attempt started only after the backoff (1s) from the failure.
 	g.Expect(wf2.CreationTimestamp.Time.Before(failedAt.Add(bl.Spec.Retry.BackoffFor(1)))).To(BeFalse(),

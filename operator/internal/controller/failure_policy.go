@@ -88,7 +88,7 @@ func fixedBySpec(bl *rdfv1.BulkLoad, f *rdfv1.BuildFailure) bool {
 func fixHint(f *rdfv1.BuildFailure) string {
 	switch scopeOf(f) {
 	case scopeWorkflow:
-		return "a change to spec.build, serviceAccountName, retry.limit, retry.buildAttempts, or to the source, database, loader, fetch or validate settings that leaves the revision as it is (sizes, resources, memoryBudget, threads), starts a new attempt of this revision; any other change to them, or to trigger.rebuild, builds a new revision"
+		return "a change to spec.build, serviceAccountName, retry.limit, retry.buildAttempts, or to the source, database, loader, fetch or validate settings that leaves the revision as it is (database.scratchSize; in watch mode any of them), starts a new attempt of this revision; any other change to them, or to trigger.rebuild, builds a new revision"
 	case scopeSnapshot:
 		return "a change to spec.snapshot.volumeSnapshotClassName or snapshot.readyTimeout takes the snapshot again (no rebuild); trigger.rebuild builds a new revision"
 	default:

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -73,8 +72,7 @@ type SourceResolver interface {
 // ManualRevision is the revision of a manual-trigger BulkLoad: a digest of every
 // spec field that changes what is built (source, database, loader, fetch, validate,
 // trigger.rebuild). Changes to retention, serving or retry settings do not rebuild,
-// nor do the sizes an attempt runs with (see sizingCleared): the database is the same
-// whatever they are, so a failed build resumes on its volumes after they change.
+// nor does database.scratchSize (see sizingCleared).
 func ManualRevision(bl *rdfv1.BulkLoad) Revision {
 	spec := sizingCleared(&bl.Spec)
 	buildInputs := struct {
@@ -91,18 +89,12 @@ func ManualRevision(bl *rdfv1.BulkLoad) Revision {
 	return Revision{ID: "spec:sha256:" + hex.EncodeToString(sum[:])}
 }
 
-// sizingCleared is the spec without what sizes an attempt but leaves the database
-// unchanged: database.scratchSize (a larger one expands the scratch volume), the
-// steps' resources, loader.memoryBudget and loader.threads (the loader resumes its
-// checkpoint with other --memory and --threads and writes the same bytes).
+// sizingCleared is the spec without database.scratchSize, which sizes an attempt but
+// leaves the database unchanged: a larger one expands the kept scratch volume, and the
+// load resumes on it.
 func sizingCleared(spec *rdfv1.BulkLoadSpec) *rdfv1.BulkLoadSpec {
 	c := spec.DeepCopy()
 	c.Database.ScratchSize = nil
-	c.Loader.Resources = corev1.ResourceRequirements{}
-	c.Loader.MemoryBudget = nil
-	c.Loader.Threads = 0
-	c.Fetch.Resources = corev1.ResourceRequirements{}
-	c.Validate.Resources = corev1.ResourceRequirements{}
 	return c
 }
 

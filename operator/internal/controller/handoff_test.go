@@ -281,11 +281,12 @@ func TestRestoredVolumeOfAnImmediateClassIsHandedOffOnceBound(t *testing.T) {
 	startController(t)
 	ns := newNamespace(t)
 	g := NewWithT(t)
-	className, driver := ns+"-network", ns+".network.test"
+	id := shortID(ns)
+	className, driver := id+"-network", id+".network.test"
 	createClusterScoped(t,
 		storageClass(className, driver, storagev1.VolumeBindingImmediate),
 		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: driver}},
-		snapshotClass(ns+"-snaps", driver, true),
+		snapshotClass(id+"-snaps", driver, true),
 	)
 	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
 	rolloutControllerStandIn{t: t}.completeEvery(ns)

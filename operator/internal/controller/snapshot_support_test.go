@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,9 @@ func createClusterScoped(t *testing.T, objs ...client.Object) {
 		t.Cleanup(func() { _ = k8s.Delete(ctx, obj) })
 	}
 }
+
+// shortID is the namespace's "tN" prefix: unique per test, short enough for a CSI driver name.
+func shortID(ns string) string { return strings.SplitN(ns, "-", 2)[0] }
 
 // nothingCreated: no volume, no workflow, no build started.
 func nothingCreated(g Gomega, bl *rdfv1.BulkLoad) {
@@ -60,7 +64,8 @@ func TestClassWithoutSnapshotsStallsBeforeAnythingIsCreated(t *testing.T) {
 	startController(t, func(r *BulkLoadReconciler) { r.DependencyRecheck = 300 * time.Millisecond })
 	ns := newNamespace(t)
 	g := NewWithT(t)
-	className, driver := ns+"-local-path", ns+".local-path.test"
+	id := shortID(ns)
+	className, driver := id+"-local-path", id+".local-path.test"
 	createClusterScoped(t, storageClass(className, driver, storagev1.VolumeBindingWaitForFirstConsumer))
 	bl := newBulkLoad(ns, "no-snapshots")
 	bl.Spec.Database.StorageClassName = className
@@ -82,7 +87,7 @@ func TestClassWithoutSnapshotsStallsBeforeAnythingIsCreated(t *testing.T) {
 		expectSnapshotUnsupported(g, key, "no VolumeSnapshotClass of driver "+driver, "csi-snapshotter", annotationDefaultSnapshotClass)
 	})
 	// The driver's default snapshot class: the build starts, without a spec change.
-	createClusterScoped(t, snapshotClass(ns+"-snaps", driver, true))
+	createClusterScoped(t, snapshotClass(id+"-snaps", driver, true))
 	_, wf := waitForWorkflow(t, key)
 	g.Expect(wf.Name).NotTo(BeEmpty())
 	eventually(t, func(g Gomega) {
@@ -94,41 +99,42 @@ func TestClassWithoutSnapshotsStallsBeforeAnythingIsCreated(t *testing.T) {
 func TestSnapshotSupportProblemsAreNamed(t *testing.T) {
 	startController(t, func(r *BulkLoadReconciler) { r.DependencyRecheck = 300 * time.Millisecond })
 	ns := newNamespace(t)
-	driver, other := ns+".csi.test", ns+".other.test"
-	className := ns + "-block"
+	id := shortID(ns)
+	driver, other := id+".csi.test", id+".other.test"
+	className := id + "-block"
 	createClusterScoped(t,
 		storageClass(className, driver, storagev1.VolumeBindingImmediate),
-		storageClass(ns+"-other", other, storagev1.VolumeBindingImmediate),
+		storageClass(id+"-other", other, storagev1.VolumeBindingImmediate),
 		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: driver}},
 		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: other}},
-		snapshotClass(ns+"-plain", driver, false),
-		snapshotClass(ns+"-of-other", other, true),
-		snapshotClass(ns+"-twin-a", other, true),
+		snapshotClass(id+"-plain", driver, false),
+		snapshotClass(id+"-of-other", other, true),
+		snapshotClass(id+"-twin-a", other, true),
 	)
 	cases := []struct {
 		name  string
 		set   func(bl *rdfv1.BulkLoad)
 		parts []string
 	}{
-		{"class-missing", func(bl *rdfv1.BulkLoad) { bl.Spec.Database.StorageClassName = ns + "-absent" },
-			[]string{"StorageClass " + ns + "-absent (spec.database.storageClassName) does not exist"}},
-		{"snapclass-missing", func(bl *rdfv1.BulkLoad) { bl.Spec.Snapshot.VolumeSnapshotClassName = ns + "-nosuch" },
-			[]string{"VolumeSnapshotClass " + ns + "-nosuch (spec.snapshot.volumeSnapshotClassName) does not exist", "driver: " + driver}},
-		{"snapclass-other-driver", func(bl *rdfv1.BulkLoad) { bl.Spec.Snapshot.VolumeSnapshotClassName = ns + "-of-other" },
-			[]string{"VolumeSnapshotClass " + ns + "-of-other", "is of driver " + other, "provisions with " + driver}},
+		{"class-missing", func(bl *rdfv1.BulkLoad) { bl.Spec.Database.StorageClassName = id + "-absent" },
+			[]string{"StorageClass " + id + "-absent (spec.database.storageClassName) does not exist"}},
+		{"snapclass-missing", func(bl *rdfv1.BulkLoad) { bl.Spec.Snapshot.VolumeSnapshotClassName = id + "-nosuch" },
+			[]string{"VolumeSnapshotClass " + id + "-nosuch (spec.snapshot.volumeSnapshotClassName) does not exist", "driver: " + driver}},
+		{"snapclass-other-driver", func(bl *rdfv1.BulkLoad) { bl.Spec.Snapshot.VolumeSnapshotClassName = id + "-of-other" },
+			[]string{"VolumeSnapshotClass " + id + "-of-other", "is of driver " + other, "provisions with " + driver}},
 		{"no-default", func(bl *rdfv1.BulkLoad) { bl.Spec.Snapshot.VolumeSnapshotClassName = "" },
-			[]string{"no VolumeSnapshotClass of driver " + driver + " (the provisioner of StorageClass " + className + ") is marked default", ns + "-plain"}},
+			[]string{"no VolumeSnapshotClass of driver " + driver + " (the provisioner of StorageClass " + className + ") is marked default", id + "-plain"}},
 		{"two-defaults", func(bl *rdfv1.BulkLoad) {
-			bl.Spec.Database.StorageClassName = ns + "-other"
+			bl.Spec.Database.StorageClassName = id + "-other"
 			bl.Spec.Snapshot.VolumeSnapshotClassName = ""
-		}, []string{ns + "-of-other, " + ns + "-twin-a are all marked default for driver " + other}},
-		{"serving-other-driver", func(bl *rdfv1.BulkLoad) { bl.Spec.Serving.StorageClassName = ns + "-other" },
-			[]string{"StorageClass " + ns + "-other (spec.serving.storageClassName) provisions with " + other, "driver " + driver}},
+		}, []string{id + "-of-other, " + id + "-twin-a are all marked default for driver " + other}},
+		{"serving-other-driver", func(bl *rdfv1.BulkLoad) { bl.Spec.Serving.StorageClassName = id + "-other" },
+			[]string{"StorageClass " + id + "-other (spec.serving.storageClassName) provisions with " + other, "driver " + driver}},
 	}
 	for _, tc := range cases {
 		bl := newBulkLoad(ns, tc.name)
 		bl.Spec.Database.StorageClassName = className
-		bl.Spec.Snapshot.VolumeSnapshotClassName = ns + "-plain"
+		bl.Spec.Snapshot.VolumeSnapshotClassName = id + "-plain"
 		tc.set(bl)
 		NewWithT(t).Expect(k8s.Create(ctx, bl)).To(Succeed())
 	}
@@ -156,13 +162,14 @@ func TestPreflightFollowsTheDefaultStorageClass(t *testing.T) {
 		expectSnapshotUnsupported(g, key, "no default StorageClass")
 	})
 
-	driver := ns + ".csi.test"
-	def := storageClass(ns+"-default", driver, storagev1.VolumeBindingWaitForFirstConsumer)
+	id := shortID(ns)
+	driver := id + ".csi.test"
+	def := storageClass(id+"-default", driver, storagev1.VolumeBindingWaitForFirstConsumer)
 	def.Annotations = map[string]string{annotationDefaultStorageClass: "true"}
 	createClusterScoped(t, def, &storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: driver}})
 	eventually(t, func(g Gomega) {
-		expectSnapshotUnsupported(g, key, "there is no VolumeSnapshotClass of driver "+driver, "StorageClass "+ns+"-default")
+		expectSnapshotUnsupported(g, key, "there is no VolumeSnapshotClass of driver "+driver, "StorageClass "+id+"-default")
 	})
-	createClusterScoped(t, snapshotClass(ns+"-snaps", driver, true))
+	createClusterScoped(t, snapshotClass(id+"-snaps", driver, true))
 	waitForWorkflow(t, key)
 }

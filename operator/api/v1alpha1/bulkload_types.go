@@ -77,7 +77,9 @@ type BulkLoadSpec struct {
 type BuildSpec struct {
 	// nodeSelector is set on every build pod, e.g. to pick the nodes with local NVMe.
 	// The fetch pod mounts both build volumes, so with a WaitForFirstConsumer storage
-	// class both bind on the node it is scheduled to, and the later steps follow them there.
+	// class both bind on the node it is scheduled to, and the later steps follow them
+	// there; the fetch pod therefore requests at least what the load step requests, so
+	// that this node fits the load.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
@@ -108,6 +110,45 @@ type BuildSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('30s')",message="build.nodeLossGracePeriod must be at least 30s"
 	// +optional
 	NodeLossGracePeriod *metav1.Duration `json:"nodeLossGracePeriod,omitempty"`
+
+	// exclusiveNode keeps the pods of other builds (of any BulkLoad, in any namespace)
+	// off the node this build's pods run on, and this build's pods off a node where
+	// another build's pods run: a required pod anti-affinity on the build pods' labels,
+	// by node (kubernetes.io/hostname). Use it when one build needs a node's local disk
+	// and I/O to itself. Kubernetes checks it only when a pod is scheduled, so it holds
+	// while some pod of the build exists (not in the seconds between two steps).
+	// +optional
+	ExclusiveNode bool `json:"exclusiveNode,omitempty"`
+
+	// podMetadata are labels and annotations put on every build pod (fetch, load,
+	// validate), e.g. for a cost-allocation label or an autoscaler's annotations. The
+	// operator's own labels (rdf.bulkload.io/*, app.kubernetes.io/managed-by) win over
+	// these. Its default annotations, karpenter.sh/do-not-disrupt: "true" and
+	// cluster-autoscaler.kubernetes.io/safe-to-evict: "false" (an autoscaler that
+	// drains the node loses the work since the last checkpoint, and with node-local
+	// storage the volumes too), give way to them.
+	// +optional
+	PodMetadata *BuildPodMetadata `json:"podMetadata,omitempty"`
+
+	// priorityClassName of every build pod, e.g. one above the batch jobs a day-long
+	// load should not be preempted by.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+}
+
+// BuildPodMetadata are labels and annotations of the build pods.
+type BuildPodMetadata struct {
+	// labels of every build pod.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// annotations of every build pod. Set karpenter.sh/do-not-disrupt or
+	// cluster-autoscaler.kubernetes.io/safe-to-evict here to change the defaults.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // SourceSpec is an S3-compatible location holding a dump set.
@@ -267,8 +308,10 @@ type DatabaseSpec struct {
 	Format DatabaseFormat `json:"format,omitempty"`
 
 	// storageClassName is the class of the build volumes, ideally local NVMe with
-	// WaitForFirstConsumer binding. Empty means the cluster's default class. It is
-	// immutable because snapshots restore only through the same CSI driver.
+	// WaitForFirstConsumer binding. Empty means the cluster's default class. Its
+	// provisioner must be a CSI driver (a CSIDriver object) with a VolumeSnapshotClass,
+	// checked before a build starts. It is immutable because snapshots restore only
+	// through the same CSI driver.
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="database.storageClassName is immutable"
 	// +optional
@@ -390,7 +433,9 @@ const (
 // SnapshotSpec configures the VolumeSnapshots of built databases.
 type SnapshotSpec struct {
 	// volumeSnapshotClassName is the class of the snapshots. Empty means the
-	// cluster's default class for the volume's driver.
+	// cluster's default class for the volume's driver. Before a build starts, the
+	// class (or the one default) must exist with the database StorageClass's
+	// provisioner as its driver, else the BulkLoad is Stalled (SnapshotUnsupported).
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	VolumeSnapshotClassName string `json:"volumeSnapshotClassName,omitempty"`

@@ -139,6 +139,9 @@ type outcome struct {
 	phase   rdfv1.Phase
 	reason  string
 	message string
+	// keepServing: the build cannot go on, but the serving workload is still kept on
+	// its database (the snapshots it is restored from exist).
+	keepServing bool
 }
 
 func (s *scope) progress(phase rdfv1.Phase, reason, format string, args ...any) {
@@ -176,9 +179,9 @@ type phaseFunc func(ctx context.Context, s *scope) error
 
 // Reconcile drives one BulkLoad a step further: fetch → finalizer → the ordered
 // phases, one file each → one status patch (patchStatus, which also deletes what prune
-// picked). The phases: checkDependencies (dependencies.go), validate
-// (phase_validate.go), checkServedNode (node_loss.go), resolveRevision (phase_revision.go,
-// source.go for watch mode),
+// picked). The phases: checkDependencies (dependencies.go, with the snapshot preflight
+// of snapshot_support.go), validate (phase_validate.go), checkServedNode (node_loss.go),
+// resolveRevision (phase_revision.go, source.go for watch mode),
 // ensureWorkflow and observeWorkflow (phase_workflow.go), snapshot (phase_snapshot.go),
 // recordBuild (phase_record.go); then serve (phase_serve.go) and prune (phase_prune.go).
 // A deleted BulkLoad goes to reconcileDelete (bulkload_delete.go) instead.
@@ -232,7 +235,7 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	// The serving workload is kept on its database whatever the build does (a retry
 	// waiting for its backoff stops the build phases, not this); not while the
 	// operator cannot work at all (a missing API, an invalid spec).
-	if !s.stop || (s.outcome != nil && s.outcome.kind == outcomeProgressing) {
+	if !s.stop || (s.outcome != nil && (s.outcome.kind == outcomeProgressing || s.outcome.keepServing)) {
 		if err := r.serve(ctx, s); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -457,6 +460,10 @@ func (r *BulkLoadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			watch: func() source.Source {
 				return source.Kind[client.Object](mgr.GetCache(), &wfv1.Workflow{}, ownedByBulkLoad)
 			},
+		},
+		&dependency{
+			gvk:     volumeSnapshotClassGVK,
+			install: "install the CSI external-snapshotter's CRDs (snapshot.storage.k8s.io VolumeSnapshotClasses)",
 		},
 		&dependency{
 			gvk:     volumeSnapshotGVK,

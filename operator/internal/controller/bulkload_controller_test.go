@@ -452,6 +452,10 @@ func TestDeleteKeepsTheVolumeTheServingWorkloadMounts(t *testing.T) {
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
 	key := client.ObjectKeyFromObject(bl)
 	bl = completeBuild(t, key)
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		g.Expect(bl.Status.ServingClaim).NotTo(BeEmpty())
+	})
 	claim, snapName := bl.Status.ServingClaim, bl.Status.CurrentSnapshot
 	g.Expect(k8s.Delete(ctx, bl)).To(Succeed())
 	eventually(t, func(g Gomega) {

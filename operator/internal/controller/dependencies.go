@@ -101,18 +101,21 @@ func missingMessage(missing []*dependency, recheck time.Duration) string {
 var (
 	workflowGVK       = wfv1.SchemeGroupVersion.WithKind("Workflow")
 	volumeSnapshotGVK = snapv1.SchemeGroupVersion.WithKind("VolumeSnapshot")
+	// volumeSnapshotClassGVK is read (uncached) by the preflight, not watched.
+	volumeSnapshotClassGVK = snapv1.SchemeGroupVersion.WithKind("VolumeSnapshotClass")
 )
 
 // checkDependencies stops the phases while Argo Workflows or the VolumeSnapshot API
 // is missing, with a condition that says which and how to install it; the BulkLoad
-// looks again every DependencyRecheck.
+// looks again every DependencyRecheck. With them present, the build volumes' class
+// must be one that can be snapshotted (checkSnapshotSupport).
 func (r *BulkLoadReconciler) checkDependencies(ctx context.Context, s *scope) error {
 	missing, err := r.deps.ensure(ctx)
 	if err != nil {
 		return err
 	}
 	if len(missing) == 0 {
-		return nil
+		return r.checkSnapshotSupport(ctx, s)
 	}
 	recheck := r.dependencyRecheck()
 	msg := missingMessage(missing, recheck)

@@ -95,6 +95,8 @@ func TestManagerStartsWithoutArgoAndSnapshotCRDs(t *testing.T) {
 	// Argo and the snapshot CRDs arrive; the running manager picks them up.
 	_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{os.Getenv("OPERATOR_TEST_CRDS")}, ErrorIfPathMissing: true})
 	g.Expect(err).NotTo(HaveOccurred())
+	// With them, the classes of a driver that snapshots (checkSnapshotSupport).
+	g.Expect(createStorageFixtures(c)).To(Succeed())
 	var wfKey client.ObjectKey
 	eventually(t, func(g Gomega) {
 		bl = get(g)

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -236,13 +237,68 @@ func TestRestoredVolumeIsCreatedOnTheSnapshotsNode(t *testing.T) {
 	vs := &snapv1.VolumeSnapshot{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: bl.Status.CurrentSnapshot}, vs)).To(Succeed())
 	g.Expect(vs.Annotations).To(HaveKeyWithValue(specs.AnnotationSourceNode, "nvme-node-7"))
+	restoredKey := client.ObjectKey{Namespace: ns, Name: specs.ServingClaimName(bl, rev)}
 	eventually(t, func(g Gomega) {
 		restored := &corev1.PersistentVolumeClaim{}
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: specs.ServingClaimName(bl, rev)}, restored)).To(Succeed())
+		g.Expect(k8s.Get(ctx, restoredKey, restored)).To(Succeed())
 		// The external-provisioner creates it there at once; the scheduler then places
 		// the serving pod with its volume.
 		g.Expect(restored.Annotations).To(HaveKeyWithValue(specs.AnnotationSelectedNode, "nvme-node-7"))
 	})
+	expectHandoffWaitsForBinding(t, key, restoredKey, "nvme-node-7")
+}
+
+// expectHandoffWaitsForBinding: the serving workload keeps what it mounts while the
+// restored claim is unbound, and the BulkLoad says why; once bound (as the
+// external-provisioner and the PV controller leave it), the claim is handed off.
+func expectHandoffWaitsForBinding(t *testing.T, key, restoredKey client.ObjectKey, why string) {
+	t.Helper()
+	eventually(t, func(g Gomega) {
+		c := meta.FindStatusCondition(getBulkLoad(g, key).Status.Conditions, rdfv1.ConditionReconciling)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal("ServingPending"))
+		g.Expect(c.Message).To(ContainSubstring("waiting for the volume " + restoredKey.Name))
+		g.Expect(c.Message).To(ContainSubstring("to be bound"))
+		g.Expect(c.Message).To(ContainSubstring(why))
+	})
+	NewWithT(t).Consistently(func(g Gomega) {
+		g.Expect(servedClaim(g, key.Namespace)).To(BeEmpty(), "the workload is not pointed at an unbound restored volume")
+	}).WithTimeout(time.Second).WithPolling(pollInterval).Should(Succeed())
+
+	restored := &corev1.PersistentVolumeClaim{}
+	NewWithT(t).Expect(k8s.Get(ctx, restoredKey, restored)).To(Succeed())
+	restored.Status.Phase = corev1.ClaimBound
+	NewWithT(t).Expect(k8s.Status().Update(ctx, restored)).To(Succeed())
+	eventually(t, func(g Gomega) {
+		g.Expect(servedClaim(g, key.Namespace)).To(Equal(restoredKey.Name))
+		g.Expect(getBulkLoad(g, key).Status.Phase).To(Equal(rdfv1.PhaseReady))
+	})
+}
+
+// A class that binds at once (Immediate; a network volume restorable on any node) is
+// provisioned without a consumer: the workload is pointed at the restored claim only
+// once it is bound, not while it may still fail to provision.
+func TestRestoredVolumeOfAnImmediateClassIsHandedOffOnceBound(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	id := shortID(ns)
+	className, driver := id+"-network", id+".network.test"
+	createClusterScoped(t,
+		storageClass(className, driver, storagev1.VolumeBindingImmediate),
+		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: driver}},
+		snapshotClass(id+"-snaps", driver, true),
+	)
+	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
+	rolloutControllerStandIn{t: t}.completeEvery(ns)
+	bl := newBulkLoad(ns, "immediate")
+	bl.Spec.Database.StorageClassName = className
+	bl.Spec.Snapshot.VolumeSnapshotClassName = ""
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	bl = completeBuild(t, key)
+	restoredKey := client.ObjectKey{Namespace: ns, Name: specs.ServingClaimName(bl, bl.Status.LastBuiltRevision)}
+	expectHandoffWaitsForBinding(t, key, restoredKey, "volumeBindingMode Immediate")
 }
 
 func TestRollbackPinsAKeptSnapshot(t *testing.T) {

@@ -46,7 +46,7 @@ func newBulkLoad(ns, name string) *rdfv1.BulkLoad {
 				CredentialsSecretRef: &rdfv1.CredentialsSecretReference{Name: "dump-credentials"},
 			},
 			Database: rdfv1.DatabaseSpec{
-				StorageClassName: "local-nvme",
+				StorageClassName: testStorageClass,
 				Size:             resource.MustParse("10Gi"),
 				ScratchSize:      ptr.To(resource.MustParse("20Gi")),
 			},
@@ -59,7 +59,7 @@ func newBulkLoad(ns, name string) *rdfv1.BulkLoad {
 				OnError:      rdfv1.OnErrorSkip,
 				MaxRejects:   ptr.To(int64(100)),
 			},
-			Snapshot: rdfv1.SnapshotSpec{VolumeSnapshotClassName: "nvme-snapshots", Keep: 2},
+			Snapshot: rdfv1.SnapshotSpec{VolumeSnapshotClassName: testSnapshotClass, Keep: 2},
 			Serving:  &rdfv1.ServingSpec{Name: "fuseki", VolumeName: "databases"},
 			// Short waits: the tests check that backoff is honoured, not how long it is.
 			Retry: rdfv1.RetrySpec{Limit: 3, BuildAttempts: 3, Backoff: metav1.Duration{Duration: time.Second}},

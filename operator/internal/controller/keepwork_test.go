@@ -82,10 +82,12 @@ func bindClaim(t *testing.T, key client.ObjectKey, volume string) {
 	}
 }
 
-// storageClass creates a StorageClass of the given expandability (cluster-wide: named per test).
-func storageClass(t *testing.T, name string, expandable bool) {
+// createExpandableClass creates a StorageClass of the test CSI driver with the given
+// expandability (cluster-wide: named per test).
+func createExpandableClass(t *testing.T, name string, expandable bool) {
 	t.Helper()
-	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: "topolvm.io", AllowVolumeExpansion: ptr.To(expandable)}
+	sc := storageClass(name, testCSIDriver, storagev1.VolumeBindingWaitForFirstConsumer)
+	sc.AllowVolumeExpansion = ptr.To(expandable)
 	if err := k8s.Create(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +127,7 @@ func TestSnapshotTimeoutKeepsTheDatabaseAndRetriesOnSnapshotChange(t *testing.T)
 	poke(t, key)
 	g.Consistently(func(g Gomega) { notDeleted(g, data) }).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 
+	createClusterScoped(t, snapshotClass("other-snapshots", testCSIDriver, false))
 	updateSpec(t, key, func(bl *rdfv1.BulkLoad) {
 		bl.Spec.Snapshot.VolumeSnapshotClassName = "other-snapshots"
 		bl.Spec.Snapshot.ReadyTimeout = metav1.Duration{Duration: time.Hour}
@@ -155,7 +158,7 @@ func TestFullScratchDiskIsKeptAndGrownInPlace(t *testing.T) {
 	startController(t)
 	ns := newNamespace(t)
 	g := NewWithT(t)
-	storageClass(t, "expandable-"+ns, true)
+	createExpandableClass(t, "expandable-"+ns, true)
 	bl := newBulkLoad(ns, "disk-full")
 	bl.Spec.Serving = nil
 	bl.Spec.Database.StorageClassName = "expandable-" + ns
@@ -193,7 +196,7 @@ func TestScratchThatCannotGrowSaysSo(t *testing.T) {
 	startController(t)
 	ns := newNamespace(t)
 	g := NewWithT(t)
-	storageClass(t, "fixed-"+ns, false)
+	createExpandableClass(t, "fixed-"+ns, false)
 	bl := newBulkLoad(ns, "disk-fixed")
 	bl.Spec.Serving = nil
 	bl.Spec.Database.StorageClassName = "fixed-" + ns
@@ -491,14 +494,19 @@ func TestServedVolumeOnALostNode(t *testing.T) {
 	bl = completeBuild(t, key)
 	oldSnap := bl.Status.CurrentSnapshot
 	served := client.ObjectKey{Namespace: ns, Name: specs.ServingClaimName(bl, rev)}
+	// The restored volume is created on the snapshot's node (selected-node) and binds
+	// there; the workload is pointed at it once it is Bound.
 	eventually(t, func(g Gomega) {
-		g.Expect(getBulkLoad(g, key).Status.Phase).To(Equal(rdfv1.PhaseReady))
 		g.Expect(k8s.Get(ctx, served, &corev1.PersistentVolumeClaim{})).To(Succeed())
 	})
-	// The restored volume is created on the snapshot's node (selected-node) and binds there.
+	nodeLocalVolume(t, served, node)
+	bindClaim(t, served, "pv-"+served.Namespace+"-"+served.Name)
+	eventually(t, func(g Gomega) {
+		bl := getBulkLoad(g, key)
+		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseReady), "%v", bl.Status.Conditions)
+	})
 	servedPVC := &corev1.PersistentVolumeClaim{}
 	g.Expect(k8s.Get(ctx, served, servedPVC)).To(Succeed())
-	nodeLocalVolume(t, served, node)
 	oldServedUID := servedPVC.UID
 
 	setNode(t, node, corev1.ConditionFalse, time.Now().Add(-time.Hour))

@@ -9,9 +9,11 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -132,6 +134,21 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 	handedOff := specs.HandedOff(tmpl, sv.VolumeName, claim.Name, rev)
 	drifted := !handedOff && st.ServingClaim == claim.Name && st.ServedSnapshot == want
 	if !handedOff {
+		waiting, err := r.restoredClaimUnbound(ctx, claim, vs.Annotations[specs.AnnotationSourceNode])
+		if err != nil {
+			return err
+		}
+		if waiting != "" {
+			msg := fmt.Sprintf("waiting for the volume %s restored from snapshot %s to be bound before %s %s mounts it: %s", claim.Name, want, kind, sv.Name, waiting)
+			if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c == nil || c.Message != msg {
+				log.Info("waiting for the restored volume to be bound before handing it off", "claim", claim.Name, "snapshot", want, "state", waiting)
+			}
+			s.servingOutcome(func() { s.progress(rdfv1.PhaseHandingOff, status.ReasonServingPending, "%s", msg) })
+			s.requeue(restoredClaimRecheck)
+			return nil
+		}
+	}
+	if !handedOff {
 		// Replace the volume's source as a whole (the server-side apply below cannot
 		// remove a source another manager owns); the optimistic lock keeps a
 		// concurrent edit of the workload from being overwritten.
@@ -212,6 +229,56 @@ func snapshotNames(recs []rdfv1.SnapshotRecord) string {
 		names[i] = rec.Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// restoredClaimUnbound says why the restored volume is not ready to be handed off
+// ("" when it is). A volume that must land on one node (node) or whose class binds at
+// once (Immediate) is handed off only once Bound: a pod pointed at a claim still being
+// provisioned may be placed by the scheduler elsewhere than the node-local provisioner
+// then puts the volume, and stay Pending. The external-provisioner provisions a
+// WaitForFirstConsumer claim as soon as it carries the selected-node annotation,
+// without a consumer (specs.ServingClaim sets it from node), so the wait ends. A
+// WaitForFirstConsumer claim without a node (a network volume, restorable anywhere)
+// binds only for its first consumer: it is handed off unbound and binds where the
+// scheduler puts the serving pod.
+func (r *BulkLoadReconciler) restoredClaimUnbound(ctx context.Context, want *corev1.PersistentVolumeClaim, node string) (string, error) {
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(want), pvc); apierrors.IsNotFound(err) {
+		return "it was just created", nil
+	} else if err != nil {
+		return "", fmt.Errorf("cannot read the serving volume %s: %w", want.Name, err)
+	}
+	if pvc.Status.Phase == corev1.ClaimBound {
+		return "", nil
+	}
+	phase := string(pvc.Status.Phase)
+	if phase == "" {
+		phase = string(corev1.ClaimPending)
+	}
+	if node != "" {
+		return fmt.Sprintf("it is %s; the snapshot's volume was on node %s, where the driver restores it (annotation %s)", phase, node, specs.AnnotationSelectedNode), nil
+	}
+	className := ptr.Deref(pvc.Spec.StorageClassName, "")
+	sc := &storagev1.StorageClass{}
+	if className == "" {
+		def, err := r.defaultStorageClass(ctx)
+		if err != nil {
+			return "", err
+		}
+		if def == nil {
+			return fmt.Sprintf("it is %s, without a StorageClass (the cluster has no default one)", phase), nil
+		}
+		sc = def
+	} else if err := r.APIReader.Get(ctx, client.ObjectKey{Name: className}, sc); apierrors.IsNotFound(err) {
+		return fmt.Sprintf("it is %s, and its StorageClass %s does not exist", phase, className), nil
+	} else if err != nil {
+		return "", fmt.Errorf("cannot read StorageClass %s: %w", className, err)
+	}
+	if sc.VolumeBindingMode != nil && *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer {
+		ctrl.LoggerFrom(ctx).V(1).Info("handing off a restored volume that binds for its first consumer", "claim", pvc.Name, "storageClass", sc.Name)
+		return "", nil
+	}
+	return fmt.Sprintf("it is %s (StorageClass %s has volumeBindingMode Immediate)", phase, sc.Name), nil
 }
 
 // buildNode is the node a build's database volume is bound to, "" unless the volume

@@ -19,6 +19,7 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -96,7 +97,47 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if err := createStorageFixtures(k8s); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot create the storage fixtures:", err)
+		return 1
+	}
 	return m.Run()
+}
+
+// The storage newBulkLoad builds on, shaped like TopoLVM: a node-local CSI driver whose
+// class binds for the first consumer, and its snapshot class. No CSI driver runs in
+// envtest; the preflight (checkSnapshotSupport) reads only these objects.
+const (
+	testStorageClass  = "local-nvme"
+	testCSIDriver     = "topolvm.io"
+	testSnapshotClass = "nvme-snapshots"
+)
+
+// createStorageFixtures creates the StorageClass, CSIDriver and VolumeSnapshotClass of
+// newBulkLoad's spec, as a cluster with a snapshot-capable CSI driver has them.
+func createStorageFixtures(c client.Client) error {
+	for _, obj := range []client.Object{
+		storageClass(testStorageClass, testCSIDriver, storagev1.VolumeBindingWaitForFirstConsumer),
+		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: testCSIDriver}},
+		snapshotClass(testSnapshotClass, testCSIDriver, false),
+	} {
+		if err := c.Create(context.Background(), obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func storageClass(name, provisioner string, mode storagev1.VolumeBindingMode) *storagev1.StorageClass {
+	return &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: provisioner, VolumeBindingMode: &mode}
+}
+
+func snapshotClass(name, driver string, isDefault bool) *snapv1.VolumeSnapshotClass {
+	vsc := &snapv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Driver: driver, DeletionPolicy: snapv1.VolumeSnapshotContentDelete}
+	if isDefault {
+		vsc.Annotations = map[string]string{annotationDefaultSnapshotClass: "true"}
+	}
+	return vsc
 }
 
 func zapLevel() zapcore.Level {

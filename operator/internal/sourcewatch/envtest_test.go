@@ -9,6 +9,8 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -59,6 +61,19 @@ func run(m *testing.M) int {
 	if k8s, err = client.New(restConfig, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	// The classes watchedBulkLoad names, of a CSI driver that snapshots: the controller's
+	// preflight (checkSnapshotSupport) refuses to build on anything else.
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	for _, obj := range []client.Object{
+		&storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local-nvme"}, Provisioner: "topolvm.io", VolumeBindingMode: &wffc},
+		&storagev1.CSIDriver{ObjectMeta: metav1.ObjectMeta{Name: "topolvm.io"}},
+		&snapv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: "nvme-snapshots"}, Driver: "topolvm.io", DeletionPolicy: snapv1.VolumeSnapshotContentDelete},
+	} {
+		if err := k8s.Create(context.Background(), obj); err != nil {
+			fmt.Fprintln(os.Stderr, "cannot create the storage fixtures:", err)
+			return 1
+		}
 	}
 	envReady = true
 	return m.Run()

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
@@ -550,6 +551,7 @@ func TestWorkflowPlacementDeadlineAndFetchVolumes(t *testing.T) {
 
 func TestFetchResources(t *testing.T) {
 	bl := testBulkLoad()
+	bl.Spec.Loader.Resources = corev1.ResourceRequirements{}
 	fetchOf := func() *corev1.Container {
 		wf := Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: Images{Fetch: "f", Loader: "l", Validate: "v"}})
 		for _, tp := range wf.Spec.Templates {
@@ -586,5 +588,215 @@ func TestOwnedByTellsBulkLoadsOfTheSameNameApart(t *testing.T) {
 	delete(vs.Labels, LabelBulkLoadUID)
 	if OwnedBy(reborn, vs, func(string) bool { return false }) || !OwnedBy(reborn, vs, func(n string) bool { return n == vs.Name }) {
 		t.Error("an unlabelled snapshot is the BulkLoad's only if its status records it")
+	}
+}
+
+func stepTemplate(t *testing.T, wf *wfv1.Workflow, step string) *wfv1.Template {
+	t.Helper()
+	for i := range wf.Spec.Templates {
+		if wf.Spec.Templates[i].Name == step {
+			return &wf.Spec.Templates[i]
+		}
+	}
+	t.Fatalf("no %s step", step)
+	return nil
+}
+
+// The fetch pod is the first to mount the build volumes, so with WaitForFirstConsumer
+// the node the scheduler picks for it is where the load must run: it requests what
+// the load (and validate) step requests, or the volumes may bind to a node too small
+// for the load, whose pod then stays Pending until the deadline.
+func TestFetchRequestsWhatTheLoadNeeds(t *testing.T) {
+	images := Images{Fetch: "f", Loader: "l", Validate: "v"}
+	for _, tc := range []struct {
+		name          string
+		fetch, load   corev1.ResourceRequirements
+		validate      corev1.ResourceRequirements
+		wantCPU       string
+		wantMemory    string
+		wantMemoryLim string
+		wantEphemeral string
+	}{
+		{
+			name:    "load requests: the fetch pod asks for them, its memory limit raised to the request",
+			load:    corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("200Gi")}},
+			wantCPU: "32", wantMemory: "200Gi", wantMemoryLim: "200Gi",
+		},
+		{
+			name:    "load limits only: they are its requests",
+			load:    corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("7500m"), corev1.ResourceMemory: resource.MustParse("16Gi")}},
+			wantCPU: "7500m", wantMemory: "16Gi", wantMemoryLim: "16Gi",
+		},
+		{
+			name:    "a load smaller than the fetch step leaves the fetch step alone",
+			load:    corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}},
+			wantCPU: "250m", wantMemory: "256Mi", wantMemoryLim: "1Gi",
+		},
+		{
+			name:     "a larger validate step counts too, and ephemeral storage",
+			load:     corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}},
+			validate: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("12Gi"), corev1.ResourceEphemeralStorage: resource.MustParse("5Gi")}},
+			wantCPU:  "4", wantMemory: "12Gi", wantMemoryLim: "12Gi", wantEphemeral: "5Gi",
+		},
+		{
+			name:    "a fetch limit without a request is what it asks for",
+			fetch:   corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Gi")}},
+			load:    corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("32Gi")}},
+			wantCPU: "0", wantMemory: "0", wantMemoryLim: "64Gi",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bl := testBulkLoad()
+			bl.Spec.Fetch.Resources, bl.Spec.Loader.Resources, bl.Spec.Validate.Resources = tc.fetch, tc.load, tc.validate
+			wf := Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: images})
+			r := stepTemplate(t, wf, StepFetch).Container.Resources
+			if got := r.Requests.Cpu().String(); got != tc.wantCPU {
+				t.Errorf("fetch CPU request %s, want %s", got, tc.wantCPU)
+			}
+			if got := r.Requests.Memory().String(); got != tc.wantMemory {
+				t.Errorf("fetch memory request %s, want %s", got, tc.wantMemory)
+			}
+			if got := r.Limits.Memory().String(); got != tc.wantMemoryLim {
+				t.Errorf("fetch memory limit %s, want %s", got, tc.wantMemoryLim)
+			}
+			if tc.wantEphemeral != "" && r.Requests.StorageEphemeral().String() != tc.wantEphemeral {
+				t.Errorf("fetch ephemeral-storage request %s, want %s", r.Requests.StorageEphemeral(), tc.wantEphemeral)
+			}
+			if !equalResources(stepTemplate(t, wf, StepLoad).Container.Resources, tc.load) {
+				t.Errorf("the load step's resources changed: %+v", stepTemplate(t, wf, StepLoad).Container.Resources)
+			}
+		})
+	}
+	// The builder copies: the spec's resources stay as they were.
+	bl := testBulkLoad()
+	bl.Spec.Fetch.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+	Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: images})
+	if got := bl.Spec.Fetch.Resources.Requests.Cpu().String(); got != "1" {
+		t.Errorf("the spec's fetch resources were changed to %s", got)
+	}
+}
+
+func equalResources(a, b corev1.ResourceRequirements) bool {
+	same := func(x, y corev1.ResourceList) bool {
+		if len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			if w, ok := y[k]; !ok || v.Cmp(w) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return same(a.Requests, b.Requests) && same(a.Limits, b.Limits)
+}
+
+// spec.build.podMetadata and priorityClassName reach every step pod: Argo applies the
+// workflow's podMetadata and podPriorityClassName to each pod, then a template's own
+// metadata; no template sets a priority class that would override the workflow's.
+func TestBuildPodMetadataAndPriority(t *testing.T) {
+	images := Images{Fetch: "f", Loader: "l", Validate: "v"}
+	bl := testBulkLoad()
+	wf := Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: images})
+	md := wf.Spec.PodMetadata
+	if md == nil {
+		t.Fatal("no podMetadata: the autoscaler defaults and the build labels reach no pod")
+	}
+	for k, v := range BuildPodDefaultAnnotations {
+		if md.Annotations[k] != v {
+			t.Errorf("default annotation %s=%q, want %q", k, md.Annotations[k], v)
+		}
+	}
+	if md.Annotations["karpenter.sh/do-not-disrupt"] != "true" || md.Annotations["cluster-autoscaler.kubernetes.io/safe-to-evict"] != "false" {
+		t.Errorf("autoscaler annotations: %v", md.Annotations)
+	}
+	if md.Labels[LabelRole] != RoleBuild || md.Labels[LabelBulkLoadUID] != "uid-1" || md.Labels[LabelManagedBy] != ManagedBy {
+		t.Errorf("every step pod carries the build labels (validate has no template metadata): %v", md.Labels)
+	}
+	if wf.Spec.PodPriorityClassName != "" {
+		t.Errorf("no priority class asked for: %q", wf.Spec.PodPriorityClassName)
+	}
+
+	bl.Spec.Build.PriorityClassName = "rdf-builds"
+	bl.Spec.Build.PodMetadata = &rdfv1.BuildPodMetadata{
+		Labels: map[string]string{"team": "kg", LabelRole: "mine"},
+		Annotations: map[string]string{
+			"cost-center":                 "42",
+			"karpenter.sh/do-not-disrupt": "false",
+		},
+	}
+	wf = Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: images})
+	md = wf.Spec.PodMetadata
+	if wf.Spec.PodPriorityClassName != "rdf-builds" {
+		t.Errorf("podPriorityClassName %q", wf.Spec.PodPriorityClassName)
+	}
+	if md.Labels["team"] != "kg" || md.Annotations["cost-center"] != "42" {
+		t.Errorf("the spec's pod metadata: %+v", md)
+	}
+	if md.Labels[LabelRole] != RoleBuild {
+		t.Errorf("the operator's labels win over the spec's: role=%q", md.Labels[LabelRole])
+	}
+	if md.Annotations["karpenter.sh/do-not-disrupt"] != "false" || md.Annotations["cluster-autoscaler.kubernetes.io/safe-to-evict"] != "false" {
+		t.Errorf("the spec's annotations win over the defaults, the other default stays: %v", md.Annotations)
+	}
+	for _, tp := range wf.Spec.Templates {
+		if tp.PriorityClassName != "" {
+			t.Errorf("template %s sets its own priority class", tp.Name)
+		}
+		for k := range tp.Metadata.Annotations {
+			if _, ok := bl.Spec.Build.PodMetadata.Annotations[k]; ok {
+				t.Errorf("template %s overrides annotation %s of spec.build.podMetadata", tp.Name, k)
+			}
+		}
+	}
+	bl.Spec.Build.PodMetadata.Labels["team"] = "changed"
+	if md.Labels["team"] != "kg" {
+		t.Error("the workflow shares the spec's label map")
+	}
+}
+
+// exclusiveNode adds a required anti-affinity, by node, to other BulkLoads' build pods
+// in every namespace, next to spec.build.affinity; this build's own pods are exempt.
+func TestExclusiveNode(t *testing.T) {
+	images := Images{Fetch: "f", Loader: "l", Validate: "v"}
+	bl := testBulkLoad()
+	bl.Spec.Build.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "noisy"}}, TopologyKey: corev1.LabelHostname,
+	}}}}
+	if wf := Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: images}); len(wf.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
+		t.Errorf("without exclusiveNode only the spec's affinity: %+v", wf.Spec.Affinity)
+	}
+	bl.Spec.Build.ExclusiveNode = true
+	wf := Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: images})
+	terms := wf.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if len(terms) != 2 || terms[0].LabelSelector.MatchLabels["app"] != "noisy" {
+		t.Fatalf("the spec's term and the exclusive one: %+v", terms)
+	}
+	if len(bl.Spec.Build.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) != 1 {
+		t.Error("the spec's affinity was changed")
+	}
+	term := terms[1]
+	if term.TopologyKey != corev1.LabelHostname || term.NamespaceSelector == nil || len(term.NamespaceSelector.MatchLabels)+len(term.NamespaceSelector.MatchExpressions) != 0 {
+		t.Errorf("by node, in every namespace: %+v", term)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := testBulkLoad()
+	other.UID = "uid-2"
+	for _, tc := range []struct {
+		name    string
+		labels  map[string]string
+		matches bool
+	}{
+		{"another BulkLoad's build pod", buildPodMetadata(other, "r").Labels, true},
+		{"this BulkLoad's build pod", wf.Spec.PodMetadata.Labels, false},
+		{"this BulkLoad's next revision", buildPodMetadata(bl, "r2").Labels, false},
+		{"a pod of something else", map[string]string{"app": "fuseki"}, false},
+	} {
+		if got := sel.Matches(labels.Set(tc.labels)); got != tc.matches {
+			t.Errorf("%s: matched %v, want %v", tc.name, got, tc.matches)
+		}
 	}
 }

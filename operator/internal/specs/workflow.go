@@ -11,6 +11,7 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -137,7 +138,11 @@ func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
 			// them (WaitForFirstConsumer) on a node these constraints allow.
 			NodeSelector: maps.Clone(build.NodeSelector),
 			Tolerations:  slices.Clone(build.Tolerations),
-			Affinity:     build.Affinity.DeepCopy(),
+			Affinity:     buildAffinity(bl),
+			// Workflow-level, so that every step pod gets them; the templates' own
+			// metadata (metricsMetadata) is applied after it by Argo.
+			PodMetadata:          buildPodMetadata(bl, p.Revision),
+			PodPriorityClassName: build.PriorityClassName,
 			// A build that cannot finish (pods never scheduled, a hung step) ends.
 			ActiveDeadlineSeconds: ptr.To(int64(build.EffectiveDeadline() / time.Second)),
 			// Both set explicitly, so that the workflow-controller's workflowDefaults do
@@ -223,12 +228,100 @@ func fetchTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
 		Command:                  []string{"rdf-bulkload-fetch"},
 		Args:                     args,
 		Env:                      credentialsEnv(src.CredentialsSecretRef),
-		Resources:                bl.Spec.Fetch.EffectiveResources(),
+		Resources:                BindingStepResources(bl.Spec.Fetch.EffectiveResources(), bl.Spec.Loader.Resources, validateResources(bl)),
 		Ports:                    metricsPorts(),
 		VolumeMounts:             mounts,
 		SecurityContext:          containerSecurityContext(),
 	}
 	return wfv1.Template{Name: StepFetch, Container: c, Metadata: metricsMetadata(bl, p.Revision), RetryStrategy: retryStrategy(bl, StepFetch)}
+}
+
+// Annotations the build pods get unless spec.build.podMetadata sets them: autoscalers
+// must not drain a node for a build pod. Evicting the load step loses the work since the
+// loader's last checkpoint (hours on a large load), and removing the node loses a
+// node-local volume with the whole build. Set on every step, as the build's volumes pin
+// all of them to one node.
+var BuildPodDefaultAnnotations = map[string]string{
+	"karpenter.sh/do-not-disrupt":                    "true",
+	"cluster-autoscaler.kubernetes.io/safe-to-evict": "false",
+}
+
+// buildPodMetadata is the metadata of every build pod: the user's labels under the
+// operator's (which select the pods: the PodMonitor, exclusiveNode's anti-affinity),
+// the default annotations under the user's.
+func buildPodMetadata(bl *rdfv1.BulkLoad, revision string) *wfv1.Metadata {
+	md := &wfv1.Metadata{Labels: map[string]string{}, Annotations: maps.Clone(BuildPodDefaultAnnotations)}
+	if pm := bl.Spec.Build.PodMetadata; pm != nil {
+		maps.Copy(md.Labels, pm.Labels)
+		maps.Copy(md.Annotations, pm.Annotations)
+	}
+	maps.Copy(md.Labels, childLabels(bl, revision, RoleBuild))
+	return md
+}
+
+// buildAffinity is spec.build.affinity, plus with spec.build.exclusiveNode a required
+// anti-affinity, by node, to the build pods of every other BulkLoad in every namespace
+// (the pods of this one share the node by design: its volumes pin them there).
+// Required anti-affinity is symmetric in the scheduler: it also keeps other builds'
+// pods off the node while one of this build's pods runs there.
+func buildAffinity(bl *rdfv1.BulkLoad) *corev1.Affinity {
+	aff := bl.Spec.Build.Affinity.DeepCopy()
+	if !bl.Spec.Build.ExclusiveNode {
+		return aff
+	}
+	if aff == nil {
+		aff = &corev1.Affinity{}
+	}
+	if aff.PodAntiAffinity == nil {
+		aff.PodAntiAffinity = &corev1.PodAntiAffinity{}
+	}
+	aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(aff.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution,
+		corev1.PodAffinityTerm{
+			LabelSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{LabelManagedBy: ManagedBy, LabelRole: RoleBuild},
+				MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: LabelBulkLoadUID, Operator: metav1.LabelSelectorOpNotIn, Values: []string{string(bl.UID)}},
+				},
+			},
+			NamespaceSelector: &metav1.LabelSelector{},
+			TopologyKey:       corev1.LabelHostname,
+		})
+	return aff
+}
+
+// BindingStepResources are the resources of the fetch step, the first pod that mounts
+// the build volumes: with a WaitForFirstConsumer class the scheduler binds them to the
+// node it picks for that pod, and every later step must run there. So the pod asks for
+// at least what each later step requests (CPU, memory, ephemeral storage; a limit set
+// without a request counts as one, as Kubernetes defaults it), and the node it lands on
+// fits the load. A fetch limit below the raised request is raised to it.
+func BindingStepResources(fetch corev1.ResourceRequirements, later ...corev1.ResourceRequirements) corev1.ResourceRequirements {
+	out := *fetch.DeepCopy()
+	for _, step := range later {
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage} {
+			need, have := effectiveRequest(step, name), effectiveRequest(out, name)
+			if need.IsZero() || have.Cmp(need) >= 0 {
+				continue
+			}
+			if out.Requests == nil {
+				out.Requests = corev1.ResourceList{}
+			}
+			out.Requests[name] = need.DeepCopy()
+			if lim, limited := out.Limits[name]; limited && lim.Cmp(need) < 0 {
+				out.Limits[name] = need.DeepCopy()
+			}
+		}
+	}
+	return out
+}
+
+// effectiveRequest is what a container asks the scheduler for: its request, else its
+// limit (the API server defaults the one to the other), else nothing.
+func effectiveRequest(r corev1.ResourceRequirements, name corev1.ResourceName) resource.Quantity {
+	if q, ok := r.Requests[name]; ok {
+		return q
+	}
+	return r.Limits[name]
 }
 
 // LoaderArgs is the rdf-bulkload command line of the load step; metricsLinger > 0 keeps
@@ -312,11 +405,17 @@ func loadTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
 	}
 }
 
-func validateTemplate(bl *rdfv1.BulkLoad, images Images) wfv1.Template {
+// validateResources are the validate step's resources: its own, else the loader's.
+func validateResources(bl *rdfv1.BulkLoad) corev1.ResourceRequirements {
 	res := bl.Spec.Validate.Resources.DeepCopy()
 	if len(res.Limits) == 0 && len(res.Requests) == 0 {
 		res = bl.Spec.Loader.Resources.DeepCopy()
 	}
+	return *res
+}
+
+func validateTemplate(bl *rdfv1.BulkLoad, images Images) wfv1.Template {
+	res := validateResources(bl)
 	c := &corev1.Container{
 		TerminationMessagePolicy: stepTerminationMessage,
 		Name:                     "main",
@@ -324,7 +423,7 @@ func validateTemplate(bl *rdfv1.BulkLoad, images Images) wfv1.Template {
 		ImagePullPolicy:          images.PullPolicy,
 		Command:                  []string{"rdf-bulkload-validate"},
 		Args:                     []string{"--loc", DatabasePath},
-		Resources:                *res,
+		Resources:                res,
 		VolumeMounts: []corev1.VolumeMount{
 			// Jena takes a lock file in the database directory, so not read-only.
 			{Name: volumeData, MountPath: DataMountPath},

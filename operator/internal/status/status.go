@@ -41,6 +41,10 @@ const (
 	ReasonServingSnapshotNotFound = "ServingSnapshotNotFound"
 	// ReasonDependencyMissing: an API the operator needs (Argo Workflows, VolumeSnapshots) is not installed.
 	ReasonDependencyMissing = "DependencyMissing"
+	// ReasonSnapshotUnsupported: the build volumes' StorageClass cannot be snapshotted (no
+	// CSI driver behind it, no VolumeSnapshotClass for its driver, or the named class is of
+	// another driver), found before anything is created; the message names what is missing.
+	ReasonSnapshotUnsupported = "SnapshotUnsupported"
 	// ReasonStepPodPending: a build step's pod has not started for a while (unschedulable,
 	// image pull failing...); the message carries what Kubernetes says about it.
 	ReasonStepPodPending = "StepPodPending"

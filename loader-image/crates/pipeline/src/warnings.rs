@@ -183,7 +183,8 @@ mod tests {
         a.merge(&b);
         assert_eq!(a.counts["iri-not-rfc3987"], 5);
         assert_eq!(a.total(), 6);
-        let iris: Vec<_> = a.examples.iter().filter(|e| e.kind == "iri-not-rfc3987").map(|e| (e.input, e.line)).collect();
+        let iris: Vec<_> =
+            a.examples.iter().filter(|e| e.kind == "iri-not-rfc3987").map(|e| (e.input, e.line)).collect();
         assert_eq!(iris, vec![(0, 99), (1, 10), (1, 11), (1, 12), (1, 13)]);
         assert_eq!(a.examples.len(), 6);
         assert!(a.log_lines().last().unwrap().contains("iri-not-rfc3987 5, language-tag-not-bcp47 1"));

@@ -131,8 +131,10 @@ impl Substitutions {
                 return None;
             }
             (at..at + tag.len(), format!("{LANG_MARK}{n}"), tag.to_string(), WarningKind::LanguageTag)
-        } else if let Some(iri) =
-            message.split_once(" builds IRI ").and_then(|(_, rest)| rest.rsplit_once(" that is invalid: ")).map(|(i, _)| i)
+        } else if let Some(iri) = message
+            .split_once(" builds IRI ")
+            .and_then(|(_, rest)| rest.rsplit_once(" that is invalid: "))
+            .map(|(i, _)| i)
         {
             // A prefixed name whose expansion oxiri refused.
             if judge_iri(iri) != Verdict::Warn(WarningKind::Iri) {
@@ -184,7 +186,10 @@ impl Substitutions {
     }
 
     fn lang(&self, tag: &str) -> Option<&str> {
-        self.subs.iter().find(|x| x.kind == WarningKind::LanguageTag && x.placeholder == tag).map(|x| x.original.as_str())
+        self.subs
+            .iter()
+            .find(|x| x.kind == WarningKind::LanguageTag && x.placeholder == tag)
+            .map(|x| x.original.as_str())
     }
 
     fn term(&self, t: &mut Term) {
@@ -271,7 +276,7 @@ mod tests {
     fn errors_that_stand() {
         let mut s = Substitutions::default();
         for (text, at) in [
-            (&b"<http://a b> <p> <o> ."[..], 0),  // a space: the grammar refuses it
+            (&b"<http://a b> <p> <o> ."[..], 0),    // a space: the grammar refuses it
             (b"<rel%> <http://p> <http://o> .", 0), // relative
             (b"<http://s> <http://p> \"x\"@en_gb .", 27),
             (b"<http://s> <http://p> \"x\"@en .", 27), // a valid tag: not the error

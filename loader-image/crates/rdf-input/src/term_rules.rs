@@ -129,7 +129,9 @@ fn plainly_valid(iri: &str) -> bool {
         match tail[i] {
             b'#' if !fragment => fragment = true,
             b'%' => {
-                if !(tail.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && tail.get(i + 2).is_some_and(u8::is_ascii_hexdigit)) {
+                if !(tail.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                    && tail.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+                {
                     return false;
                 }
                 i += 2;

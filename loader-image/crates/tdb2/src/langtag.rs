@@ -96,7 +96,11 @@ pub fn jena_parse(tag: &str) -> Option<JenaTag> {
         if sl < min || sl > max {
             return Some(-1);
         }
-        let ok = if alpha { all(start, start + sl, u8::is_ascii_alphabetic) } else { all(start, start + sl, u8::is_ascii_alphanumeric) };
+        let ok = if alpha {
+            all(start, start + sl, u8::is_ascii_alphabetic)
+        } else {
+            all(start, start + sl, u8::is_ascii_alphanumeric)
+        };
         Some(if ok { start + sl } else { -1 })
     };
     let subtags = |start: isize, alpha: bool, min: isize, max: isize| -> Option<isize> {
@@ -167,7 +171,11 @@ pub fn jena_parse(tag: &str) -> Option<JenaTag> {
         advance!();
     }
     if seg == 2 || seg == 3 {
-        let ok = if seg == 2 { all(idx, idx + seg, u8::is_ascii_alphabetic) } else { all(idx, idx + seg, u8::is_ascii_digit) };
+        let ok = if seg == 2 {
+            all(idx, idx + seg, u8::is_ascii_alphabetic)
+        } else {
+            all(idx, idx + seg, u8::is_ascii_digit)
+        };
         if !ok {
             return None;
         }
@@ -248,8 +256,13 @@ pub fn format_lang_tag(tag: &str, out: &mut String) {
             out.push_str(&lower);
             return;
         }
-        let upper = |i: usize| t.script.is_some_and(|(a, _)| i == a) || t.region.is_some_and(|(a, z)| (a..z).contains(&i));
-        out.extend(tag.bytes().enumerate().map(|(i, c)| char::from(if upper(i) { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })));
+        let upper =
+            |i: usize| t.script.is_some_and(|(a, _)| i == a) || t.region.is_some_and(|(a, z)| (a..z).contains(&i));
+        out.extend(
+            tag.bytes()
+                .enumerate()
+                .map(|(i, c)| char::from(if upper(i) { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })),
+        );
         return;
     }
     basic_format(tag, out);

@@ -28,10 +28,10 @@ use crate::failpoint::crash_point;
 use crate::input::{open_input, RawDigest, ReadAhead};
 use crate::options::{LoadOptions, OnError};
 use crate::progress::Progress;
-use crate::warnings::{find_term, written_term, Tally, WarningExample, Warnings};
-use rdf_input::term_rules::WarningKind;
 use crate::tuples::TupleLog;
 use crate::unreadable;
+use crate::warnings::{find_term, written_term, Tally, WarningExample, Warnings};
+use rdf_input::term_rules::WarningKind;
 
 enum Job {
     Lines {
@@ -275,7 +275,14 @@ impl WorkerOutput {
 
 struct Stop;
 
-fn example(sh: &ParseShared<'_>, file: usize, kind: WarningKind, line: u64, column: u64, term: String) -> WarningExample {
+fn example(
+    sh: &ParseShared<'_>,
+    file: usize,
+    kind: WarningKind,
+    line: u64,
+    column: u64,
+    term: String,
+) -> WarningExample {
     WarningExample { kind: kind.name().to_string(), input: file, file: sh.display_name(file), line, column, term }
 }
 
@@ -311,7 +318,9 @@ fn place_in_chunk(sh: &ParseShared<'_>, file: usize, tallies: &mut [&mut Tally],
                             chunk.start.position.line + before.matches('\n').count() as u64,
                             1 + before[nl + 1..].chars().count() as u64,
                         ),
-                        None => (chunk.start.position.line, chunk.start.position.column + before.chars().count() as u64),
+                        None => {
+                            (chunk.start.position.line, chunk.start.position.column + before.chars().count() as u64)
+                        }
                     }
                 }
                 None => (chunk.start.position.line, chunk.start.position.column),
@@ -1059,8 +1068,9 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
         progress.note(json, format!("warning: {message}"));
     };
     if !p.warnings.counts.is_empty() {
-        let json = crate::events::Event::Warnings { counts: p.warnings.counts.clone(), examples: p.warnings.examples.clone() }
-            .json_line();
+        let json =
+            crate::events::Event::Warnings { counts: p.warnings.counts.clone(), examples: p.warnings.examples.clone() }
+                .json_line();
         progress.note(json, p.warnings.log_lines().join("\n"));
     }
     p.seconds = b.timer.lap("parse");

@@ -170,6 +170,9 @@ pub struct ParseState {
     pub dictionary: Vec<ShardState>,
     pub triple_logs: Vec<LogState>,
     pub quad_logs: Vec<LogState>,
+    /// Terms kept with a warning (crate::warnings).
+    #[serde(default)]
+    pub warnings: crate::warnings::Warnings,
 }
 
 /// A statement rejected in skip mode, kept in a partial checkpoint until the rejects file
@@ -209,6 +212,9 @@ pub struct PartialParse {
     /// Prefix declarations of the Turtle/TriG inputs parsed, in input order.
     pub prefixes: BTreeMap<usize, Vec<(String, String)>>,
     pub rejects: Vec<RejectState>,
+    /// Terms kept with a warning by the completed jobs.
+    #[serde(default)]
+    pub warnings: crate::warnings::Warnings,
     pub dictionary: Vec<ShardState>,
     pub triple_logs: Vec<LogState>,
     pub quad_logs: Vec<LogState>,

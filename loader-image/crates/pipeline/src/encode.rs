@@ -10,6 +10,8 @@ use rdf_input::oxrdf::{GraphName, NamedOrBlankNode, Quad, Term as RdfTerm};
 use tdb2::term::{encode_term, format_lang_tag, Term, XSD_STRING};
 
 use crate::dict::Dictionary;
+use crate::warnings::{iri_warning, lang_warning, Tally};
+use rdf_input::term_rules::WarningKind;
 
 /// Graph names that N-Quads/TriG use for the default graph (Jena puts these in the triple
 /// table).
@@ -73,6 +75,29 @@ pub struct Encoder<'d> {
     /// Terms seen recently (a Turtle subject repeats along its `;` list), as the fast path
     /// keeps them: a hit takes no lock.
     cache: Vec<CachedTerm>,
+    /// Warnings of the terms encoded (crate::warnings).
+    pub(crate) tally: Tally,
+}
+
+/// The warning a stored term earns (its IRI, language tag or datatype), judged once per
+/// cache miss. Terms the full parser gave are grammatical: a refusal cannot come.
+fn term_warning(t: &Term<'_>) -> Option<WarningKind> {
+    match *t {
+        Term::Iri(iri) => iri_warning(iri).ok().flatten(),
+        Term::Literal { lang: Some(lang), .. } | Term::DirLiteral { lang, .. } => lang_warning(lang).ok().flatten(),
+        Term::Literal { datatype: Some(dt), .. } => iri_warning(dt).ok().flatten(),
+        _ => None,
+    }
+}
+
+/// What an example shows of a term: the IRI or the language tag.
+fn warned_text<'a>(t: &Term<'a>) -> &'a str {
+    match *t {
+        Term::Iri(iri) => iri,
+        Term::Literal { lang: Some(lang), .. } | Term::DirLiteral { lang, .. } => lang,
+        Term::Literal { datatype: Some(dt), .. } => dt,
+        _ => "",
+    }
 }
 
 impl<'d> Encoder<'d> {
@@ -83,6 +108,7 @@ impl<'d> Encoder<'d> {
             lang: String::new(),
             label: String::new(),
             cache: (0..CACHE_SLOTS).map(|_| CachedTerm::default()).collect(),
+            tally: Tally::default(),
         }
     }
 
@@ -92,11 +118,20 @@ impl<'d> Encoder<'d> {
         let hash = self.dict.hash(&self.bytes);
         let cached = &mut self.cache[(hash as usize) % CACHE_SLOTS];
         if cached.hash == hash && cached.bytes == self.bytes {
+            if let Some(kind) = cached.warn {
+                self.tally.add(kind, warned_text(&t));
+            }
             return Ok(cached.id);
         }
+        let warn = term_warning(&t);
+        if let Some(kind) = warn {
+            self.tally.add(kind, warned_text(&t));
+        }
         let id = self.dict.intern_hashed(&self.bytes, hash)?;
+        let cached = &mut self.cache[(hash as usize) % CACHE_SLOTS];
         cached.hash = hash;
         cached.id = id;
+        cached.warn = warn;
         cached.bytes.clear();
         cached.bytes.extend_from_slice(&self.bytes);
         Ok(id)
@@ -192,6 +227,10 @@ struct Slot {
     miss: bool,
     /// The previous statement's term in this place, taken as it is (a Turtle subject).
     same: bool,
+    /// The warning the term earns, or that the grammar refuses it (the full parser then
+    /// decides the statement).
+    warn: Option<WarningKind>,
+    refused: bool,
 }
 
 /// Entries of the per-worker cache of recently seen terms.
@@ -204,6 +243,7 @@ struct CachedTerm {
     hash: u64,
     id: u64,
     bytes: Vec<u8>,
+    warn: Option<WarningKind>,
 }
 
 /// The fast path: terms borrowed from the line, validated only when new to the dictionary.
@@ -213,6 +253,8 @@ pub struct FastEncoder<'d> {
     slots: Vec<Slot>,
     cache: Vec<CachedTerm>,
     encoded: Vec<Encoded>,
+    /// Warnings of the statements encoded (crate::warnings).
+    pub(crate) tally: Tally,
 }
 
 fn slot_term<'a>(t: &TermSlice<'a>, text: &'a str) -> Term<'a> {
@@ -226,19 +268,35 @@ fn slot_term<'a>(t: &TermSlice<'a>, text: &'a str) -> Term<'a> {
     }
 }
 
-/// What the full parser would check, for a term seen for the first time.
+/// The IRI and language-tag rules (crate::warnings), for a term the worker's cache does
+/// not hold: `Err` when the grammar refuses it.
+fn judge(t: &TermSlice<'_>) -> Result<Option<WarningKind>, ()> {
+    match *t {
+        TermSlice::Iri(iri) => iri_warning(iri),
+        TermSlice::Blank(_) => Ok(None), // the line scanner checked the label
+        TermSlice::Literal { lang: Some(lang), .. } => lang_warning(lang),
+        TermSlice::Literal { datatype: Some(dt), .. } => iri_warning(dt),
+        TermSlice::Literal { .. } => Ok(None),
+    }
+}
+
+/// What an example shows of a term: the IRI or the language tag.
+fn slice_text<'a>(t: &TermSlice<'a>) -> &'a str {
+    match *t {
+        TermSlice::Iri(iri) => iri,
+        TermSlice::Literal { lang: Some(lang), .. } => lang,
+        TermSlice::Literal { datatype: Some(dt), .. } => dt,
+        _ => "",
+    }
+}
+
+/// The rest of what the full parser would check, for a term seen for the first time.
 fn valid(t: &TermSlice<'_>) -> bool {
     match *t {
-        TermSlice::Iri(iri) => oxiri::Iri::parse(iri).is_ok(),
-        TermSlice::Blank(_) => true, // the line scanner checked the label
-        TermSlice::Literal { lang: Some(lang), .. } => oxilangtag::LanguageTag::parse(lang).is_ok(),
-        TermSlice::Literal { lex, datatype: Some(dt), .. } => {
-            dt != RDF_LANG_STRING
-                && dt != RDF_DIR_LANG_STRING
-                && oxiri::Iri::parse(dt).is_ok()
-                && crate::unreadable::readable(lex, dt)
+        TermSlice::Literal { lex, lang: None, datatype: Some(dt) } => {
+            dt != RDF_LANG_STRING && dt != RDF_DIR_LANG_STRING && crate::unreadable::readable(lex, dt)
         }
-        TermSlice::Literal { .. } => true,
+        _ => true,
     }
 }
 
@@ -249,6 +307,7 @@ impl<'d> FastEncoder<'d> {
             slots: Vec::new(),
             cache: (0..CACHE_SLOTS).map(|_| CachedTerm::default()).collect(),
             encoded: Vec::new(),
+            tally: Tally::default(),
         }
     }
 
@@ -256,6 +315,8 @@ impl<'d> FastEncoder<'d> {
         let slot = &mut self.slots[k];
         slot.miss = false;
         slot.stored = true;
+        slot.warn = None;
+        slot.refused = false;
         match *t {
             TermSlice::Blank(label) => scope.label(label, &mut slot.text),
             TermSlice::Literal { lang: Some(lang), .. } => format_lang_tag(lang, &mut slot.text),
@@ -275,13 +336,22 @@ impl<'d> FastEncoder<'d> {
         let cached = &mut self.cache[(slot.hash as usize) % CACHE_SLOTS];
         if cached.hash == slot.hash && cached.bytes == slot.bytes {
             slot.id = cached.id;
+            slot.warn = cached.warn;
             return;
+        }
+        match judge(t) {
+            Ok(warn) => slot.warn = warn,
+            Err(()) => {
+                slot.refused = true;
+                return;
+            }
         }
         match self.dict.get(&slot.bytes, slot.hash) {
             Some(id) => {
                 slot.id = id;
                 cached.hash = slot.hash;
                 cached.id = id;
+                cached.warn = slot.warn;
                 cached.bytes.clear();
                 cached.bytes.extend_from_slice(&slot.bytes);
             }
@@ -333,7 +403,7 @@ impl<'d> FastEncoder<'d> {
             for (k, t) in terms(st).iter().enumerate() {
                 if let Some(t) = t {
                     let slot = &self.slots[4 * i + k];
-                    if !slot.same && slot.miss && !valid(t) {
+                    if !slot.same && (slot.refused || (slot.miss && !valid(t))) {
                         return Ok(None);
                     }
                 }
@@ -346,6 +416,7 @@ impl<'d> FastEncoder<'d> {
                     let n = 4 * i + k;
                     if self.slots[n].same {
                         self.slots[n].id = self.slots[n - 4].id;
+                        self.slots[n].warn = self.slots[n - 4].warn;
                     } else if self.slots[n].miss {
                         let slot = &mut self.slots[n];
                         slot.id = self.dict.intern_hashed(&slot.bytes, slot.hash)?;
@@ -357,6 +428,11 @@ impl<'d> FastEncoder<'d> {
                 Some(TermSlice::Iri(g)) => DEFAULT_GRAPH_IRIS.contains(&g),
                 Some(_) => false,
             };
+            for (k, t) in terms(st).iter().enumerate() {
+                if let (Some(t), Some(kind)) = (t, self.slots[4 * i + k].warn) {
+                    self.tally.add(kind, slice_text(t));
+                }
+            }
             let [s, p, o, g] = [0, 1, 2, 3].map(|k| self.slots[4 * i + k].id);
             self.encoded.push(if default_graph { Encoded::Triple([s, p, o]) } else { Encoded::Quad([g, s, p, o]) });
         }

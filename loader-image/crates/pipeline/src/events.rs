@@ -30,6 +30,10 @@ pub(crate) enum Event {
     /// by the splitter, so the parse phase's output was discarded and the phase starts over
     /// with that file parsed whole, sequentially (crate::phases::parse::run).
     ParseRestarted { path: String, line: u64, message: String },
+    /// The parse phase kept terms with a warning (crate::warnings): counts per kind and the
+    /// first few occurrences of each kind (as the build report's `warnings` and
+    /// `warning_examples`). Once per load, when there are any.
+    Warnings { counts: std::collections::BTreeMap<String, u64>, examples: Vec<crate::warnings::WarningExample> },
     /// The load resumes an earlier run's checkpoint.
     Resuming { path: String, message: String },
     /// The load stopped; its work is kept for a rerun.

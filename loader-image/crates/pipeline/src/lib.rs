@@ -31,6 +31,7 @@ mod report;
 mod rerun;
 pub mod tuples;
 mod unreadable;
+pub mod warnings;
 mod workdir;
 
 pub use error::{ExitCode, IoClass, LoadError};

@@ -99,6 +99,8 @@ pub struct Progress {
     /// Statements parsed (before duplicates collapse).
     pub statements: AtomicU64,
     pub rejects: AtomicU64,
+    /// Terms kept with a warning so far (crate::warnings), of the completed parse jobs.
+    pub warnings: AtomicU64,
     /// Bytes read, statements and rejects of parse passes a restart discarded: what the
     /// three above held before [`restart_parse`](Self::restart_parse) set them to 0. The
     /// exported counters add them, so that they never go back.
@@ -142,6 +144,7 @@ impl Progress {
             bytes_total: AtomicU64::new(0),
             statements: AtomicU64::new(0),
             rejects: AtomicU64::new(0),
+            warnings: AtomicU64::new(0),
             discarded: Default::default(),
             terms_written: AtomicU64::new(0),
             terms_total: AtomicU64::new(0),
@@ -222,6 +225,7 @@ impl Progress {
 
     /// The parse phase starts over, its output discarded: nothing read or parsed yet.
     pub fn restart_parse(&self) {
+        self.warnings.store(0, Ordering::Relaxed);
         for (now, discarded) in [&*self.bytes_read, &self.statements, &self.rejects].into_iter().zip(&self.discarded) {
             discarded.fetch_add(now.swap(0, Ordering::Relaxed), Ordering::Relaxed);
         }
@@ -382,6 +386,7 @@ impl Progress {
             statements,
             statements_per_second: per_second(statements),
             rejects: self.rejects.load(Ordering::Relaxed),
+            warnings: self.warnings.load(Ordering::Relaxed),
             terms_written: self.terms_written.load(Ordering::Relaxed),
             terms_total: self.terms_total.load(Ordering::Relaxed),
             index_records: std::array::from_fn(|i| self.index_records[i].0.load(Ordering::Relaxed)),
@@ -406,6 +411,7 @@ pub struct Snapshot {
     pub statements: u64,
     pub statements_per_second: f64,
     pub rejects: u64,
+    pub warnings: u64,
     pub terms_written: u64,
     pub terms_total: u64,
     pub index_records: [u64; INDEXES],

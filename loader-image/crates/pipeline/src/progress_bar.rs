@@ -132,7 +132,10 @@ fn update(bars: &Bars, p: &Progress) {
     match (bars, s.phase) {
         (Bars::One(b), Phase::Parse) => {
             b.set_position(s.bytes_read.min(s.bytes_total));
-            let rejects = if s.rejects > 0 { format!(", {} rejected", s.rejects) } else { String::new() };
+            let mut rejects = if s.rejects > 0 { format!(", {} rejected", s.rejects) } else { String::new() };
+            if s.warnings > 0 {
+                rejects.push_str(&format!(", {} warnings", s.warnings));
+            }
             let expected = s.statements_expected().map_or(String::new(), |n| format!(" (~{n} expected)"));
             b.set_message(format!("{} statements{expected}{rejects}", s.statements));
         }

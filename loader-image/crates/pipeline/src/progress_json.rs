@@ -32,6 +32,7 @@ impl Snapshot {
                 }
                 put("statements_per_second", (self.statements_per_second.round() as u64).into());
                 put("rejects", self.rejects.into());
+                put("warnings", self.warnings.into());
             }
             Phase::Nodes => {
                 put("terms_written", self.terms_written.into());
@@ -121,6 +122,7 @@ pub(crate) fn summary_json(p: &Progress) -> String {
         "phases": phases,
         "statements": s.statements,
         "rejects": s.rejects,
+        "warnings": s.warnings,
         "bytes_read": s.bytes_read,
         "terms": s.terms_written,
         "peak_rss_bytes": peak_rss_bytes(),

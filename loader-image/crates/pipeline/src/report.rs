@@ -45,6 +45,13 @@ pub struct Report {
     pub distinct_terms: u64,
     pub rejects: u64,
     pub rejects_file: Option<String>,
+    /// Terms kept with a warning, per kind (docs/fidelity.md): one per statement and position
+    /// holding a language tag that BCP 47 refuses or an IRI that RFC 3987 refuses.
+    #[serde(default)]
+    pub warnings: std::collections::BTreeMap<String, u64>,
+    /// The first few occurrences of each kind of warning, in input order.
+    #[serde(default)]
+    pub warning_examples: Vec<crate::warnings::WarningExample>,
     pub prefixes: u64,
     pub on_error: String,
     pub threads: usize,
@@ -103,6 +110,8 @@ impl Report {
             distinct_terms: 0,
             rejects: 0,
             rejects_file: None,
+            warnings: Default::default(),
+            warning_examples: Vec::new(),
             prefixes: 0,
             on_error: opts.on_error.name().into(),
             threads: opts.threads,

@@ -11,6 +11,8 @@ pub mod parallel_bzip2;
 mod parse;
 mod rdfxml;
 pub mod sample;
+mod substitute;
+pub mod term_rules;
 mod terse;
 #[doc(hidden)]
 pub mod terse_check;

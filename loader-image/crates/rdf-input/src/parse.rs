@@ -4,6 +4,7 @@ use oxrdf::{GraphName, Quad};
 use oxttl::{NQuadsParser, NTriplesParser, TurtleSyntaxError};
 
 use crate::detect::Syntax;
+use crate::substitute::Substitutions;
 
 /// A 1-based line and column (columns count code points, as oxttl does).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -39,14 +40,30 @@ pub fn parse_line_chunk<E>(
 ) -> Result<(), E> {
     let mut pending = Vec::new();
     for (index, line) in data.split(|&b| b == b'\n').enumerate() {
-        pending.clear();
-        let error = parse_slice(syntax, line, &mut |q| {
-            pending.push(q);
-            Ok::<(), std::convert::Infallible>(())
-        });
+        let mut subs = Substitutions::default();
+        let mut text = std::borrow::Cow::Borrowed(line);
+        let error = loop {
+            pending.clear();
+            let error = parse_slice(syntax, &text, &mut |q| {
+                pending.push(q);
+                Ok::<(), std::convert::Infallible>(())
+            });
+            // A term Jena keeps with a warning: parsed again in its placeholder's place.
+            if let Ok(Some(e)) = &error {
+                let at = e.location().start.offset as usize;
+                if let Some(next) = subs.rewrite(line, &text, at, e.message()) {
+                    text = std::borrow::Cow::Owned(next);
+                    continue;
+                }
+            }
+            break error;
+        };
         match error {
             Ok(Some(e)) => on_reject(Rejected {
-                position: Position { line: first_line + index as u64, column: e.location().start.column + 1 },
+                position: Position {
+                    line: first_line + index as u64,
+                    column: column_at(line, subs.original_offset(e.location().start.offset as usize)),
+                },
                 start_line: first_line + index as u64,
                 end_line: first_line + index as u64,
                 message: e.message().to_string(),
@@ -54,13 +71,18 @@ pub fn parse_line_chunk<E>(
             })?,
             Ok(None) => {
                 for q in pending.drain(..) {
-                    on_quad(q)?;
+                    on_quad(subs.restore(q))?;
                 }
             }
             Err(never) => match never {},
         }
     }
     Ok(())
+}
+
+/// 1-based column (in code points) of byte `offset` of `line`.
+fn column_at(line: &[u8], offset: usize) -> u64 {
+    1 + line[..offset.min(line.len())].iter().filter(|&&b| b & 0xC0 != 0x80).count() as u64
 }
 
 /// Parses statements until the end or the first syntax error, which it returns.

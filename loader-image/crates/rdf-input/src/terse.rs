@@ -27,6 +27,7 @@ use oxttl::{TriGParser, TurtleParser, TurtleSyntaxError};
 use crate::fastline::{FastStatement, TermSlice};
 use crate::fastterse::FastTerse;
 use crate::parse::{Position, Rejected};
+use crate::substitute::Substitutions;
 
 /// Longest `text` quoted in a reject (longer spans are cut, with their line range intact).
 const MAX_REJECT_TEXT: usize = 1 << 20;
@@ -476,9 +477,9 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
         }
     }
 
-    /// Feeds one unit (`text`, starting at `at`) and returns the first error, with its
-    /// position. `tail`: the input ends after it.
-    fn feed(&mut self, text: &[u8], at: Position, tail: bool) -> Option<(Position, String)> {
+    /// Feeds one unit (`text`) and returns the first error, with its byte offset in `text`.
+    /// `tail`: the input ends after it.
+    fn feed(&mut self, text: &[u8], tail: bool) -> Option<(usize, String)> {
         let start = self.fed;
         self.low.extend(text);
         self.fed += text.len() as u64;
@@ -495,7 +496,7 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
                 Ok(q) => self.pending.push(q),
                 Err(e) => {
                     let off = e.location().start.offset.saturating_sub(start).min(text.len() as u64) as usize;
-                    return Some((advance(at, &text[..off]), e.message().to_string()));
+                    return Some((off, e.message().to_string()));
                 }
             }
         }
@@ -631,7 +632,8 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
         }
         if u.first.is_none() {
             // only blanks and comments (the end of the input)
-            if let Some((pos, msg)) = self.feed(text, at, true) {
+            if let Some((off, msg)) = self.feed(text, true) {
+                let pos = advance(at, &text[..off]);
                 let msg = match &self.block {
                     Some(_) => format!("{msg} (a graph block is not closed)"),
                     None => msg,
@@ -650,7 +652,32 @@ impl<'c, E, Q: FnMut(Quad) -> Result<(), E>, R: FnMut(Rejected) -> Result<(), E>
         if u.kind == Kind::Statement && u.directive == Directive::None && self.fast_unit(span_text)? {
             return Ok(());
         }
-        match self.feed(text, at, u.kind == Kind::Tail) {
+        // A term the strict parser refuses and Jena keeps (substitute.rs): the unit is
+        // parsed again with a placeholder in its place, from the state it started in.
+        let mut subs = Substitutions::default();
+        let mut rewritten: Option<Vec<u8>> = None;
+        let outcome = loop {
+            let current = rewritten.as_deref().unwrap_or(text);
+            match self.feed(current, u.kind == Kind::Tail) {
+                None => break None,
+                Some((off, msg)) => {
+                    if u.directive == Directive::None && u.kind != Kind::Opener {
+                        if let Some(next) = subs.rewrite(text, current, off, &msg) {
+                            self.reset();
+                            rewritten = Some(next);
+                            continue;
+                        }
+                    }
+                    let off = subs.original_offset(off).min(text.len());
+                    break Some((advance(at, &text[..off]), msg));
+                }
+            }
+        };
+        if !subs.is_empty() {
+            let pending = std::mem::take(&mut self.pending);
+            self.pending = pending.into_iter().map(|q| subs.restore(q)).collect();
+        }
+        match outcome {
             None => {
                 match u.kind {
                     Kind::Opener => self.block = Some(Block { opener: span_text.to_vec(), graph: None }),

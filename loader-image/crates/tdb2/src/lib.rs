@@ -4,6 +4,7 @@
 
 pub mod bptree;
 pub mod db;
+pub mod langtag;
 pub mod md5x8;
 pub mod outfile;
 pub mod rdf12;

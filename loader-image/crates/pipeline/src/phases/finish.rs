@@ -48,6 +48,8 @@ pub(crate) fn run(
     report.quads = quads;
     report.distinct_terms = nodes.distinct_terms;
     report.rejects = parse.rejects;
+    report.warnings = parse.warnings.counts.clone();
+    report.warning_examples = parse.warnings.examples.clone();
     report.rejects_file = (opts.on_error == OnError::Skip).then(|| b.rejects_path.display().to_string());
     report.prefixes = prefix_mappings;
     report.node_table_bytes = nodes.node_data_bytes;

@@ -30,6 +30,8 @@ use crate::options::{LoadOptions, OnError};
 use crate::progress::Progress;
 use crate::tuples::TupleLog;
 use crate::unreadable;
+use crate::warnings::{find_term, written_term, Tally, WarningExample, Warnings};
+use rdf_input::term_rules::WarningKind;
 
 enum Job {
     Lines {
@@ -118,6 +120,7 @@ struct WorkerSnapshot {
     chunks: Vec<(usize, u64)>,
     files: Vec<usize>,
     rejects: Vec<RejectState>,
+    warnings: Warnings,
 }
 
 impl ParseShared<'_> {
@@ -157,6 +160,7 @@ impl ParseShared<'_> {
             chunks: out.chunks_done.clone(),
             files: out.files_done.clone(),
             rejects: out.rejects.clone(),
+            warnings: out.warnings.clone(),
         };
         self.snapshots.published.notify_all();
     }
@@ -180,6 +184,7 @@ impl ParseShared<'_> {
                 }
             }
             p.rejects.extend(w.rejects.iter().cloned());
+            p.warnings.merge(&w.warnings);
             p.triple_logs.extend(w.triples.clone());
             p.quad_logs.extend(w.quads.clone());
         }
@@ -254,6 +259,8 @@ struct WorkerOutput {
     chunks_done: Vec<(usize, u64)>,
     files_done: Vec<usize>,
     rejects: Vec<RejectState>,
+    /// Of the jobs completed.
+    warnings: Warnings,
 }
 
 impl WorkerOutput {
@@ -267,6 +274,65 @@ impl WorkerOutput {
 }
 
 struct Stop;
+
+fn example(
+    sh: &ParseShared<'_>,
+    file: usize,
+    kind: WarningKind,
+    line: u64,
+    column: u64,
+    term: String,
+) -> WarningExample {
+    WarningExample { kind: kind.name().to_string(), input: file, file: sh.display_name(file), line, column, term }
+}
+
+/// Gives the examples a line's statement left their positions.
+fn place_in_line(sh: &ParseShared<'_>, file: usize, tally: &mut Tally, text: &str, line: u64, w: &mut Warnings) {
+    for (kind, term) in tally.pending.drain(..) {
+        let found = find_term(text, 0, kind, &term);
+        let column = found.map_or(1, |off| 1 + text[..off].chars().count() as u64);
+        let term = match found {
+            Some(off) => written_term(text, off, kind, term),
+            None => term,
+        };
+        w.examples.push(example(sh, file, kind, line, column, term));
+    }
+}
+
+/// Gives the examples a Turtle/TriG chunk left their positions: found in its text in order.
+fn place_in_chunk(sh: &ParseShared<'_>, file: usize, tallies: &mut [&mut Tally], chunk: &TerseChunk, w: &mut Warnings) {
+    if tallies.iter().all(|t| t.pending.is_empty()) {
+        return;
+    }
+    let text = String::from_utf8_lossy(&chunk.data);
+    for tally in tallies.iter_mut() {
+        let mut from = 0;
+        for (kind, term) in tally.pending.drain(..) {
+            let found = find_term(&text, from, kind, &term);
+            let (line, column) = match found {
+                Some(off) => {
+                    from = off;
+                    let before = &text[..off];
+                    match before.rfind('\n') {
+                        Some(nl) => (
+                            chunk.start.position.line + before.matches('\n').count() as u64,
+                            1 + before[nl + 1..].chars().count() as u64,
+                        ),
+                        None => {
+                            (chunk.start.position.line, chunk.start.position.column + before.chars().count() as u64)
+                        }
+                    }
+                }
+                None => (chunk.start.position.line, chunk.start.position.column),
+            };
+            let term = match found {
+                Some(off) => written_term(&text, off, kind, term),
+                None => term,
+            };
+            w.examples.push(example(sh, file, kind, line, column, term));
+        }
+    }
+}
 
 fn file_base_iri(path: &Path) -> String {
     let abs = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -294,6 +360,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
         chunks_done: Vec::new(),
         files_done: Vec::new(),
         rejects: Vec::new(),
+        warnings: Warnings::default(),
     };
     let mut enc = Encoder::new(&sh.dict);
     let mut fast = FastEncoder::new(&sh.dict);
@@ -316,6 +383,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
         }
         let statements_before = out.statements;
         let whole = matches!(job, Job::Whole { .. });
+        let mut job_warnings = Warnings::default();
         let mut completed = false;
         let mut local_rejects = Vec::new();
         let mut on_reject = |r: Rejected| -> Result<(), Stop> {
@@ -363,6 +431,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                                         completed = false;
                                         break;
                                     }
+                                    place_in_line(sh, file, &mut fast.tally, text, this_line, &mut job_warnings);
                                     continue;
                                 }
                                 Ok(None) => {}
@@ -410,10 +479,13 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         completed = false;
                         break;
                     }
+                    let text = String::from_utf8_lossy(line);
+                    place_in_line(sh, file, &mut enc.tally, &text, this_line, &mut job_warnings);
                 }
             }
             Job::Terse { file, chunk } => {
                 completed = parse_terse_chunk(sh, file, &chunk, &mut out, &mut enc, &mut fast, &mut on_reject);
+                place_in_chunk(sh, file, &mut [&mut fast.tally, &mut enc.tally], &chunk, &mut job_warnings);
             }
             Job::Whole { file } => {
                 let f = &sh.files[file];
@@ -476,7 +548,16 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
             }
         }
         out.rejects.append(&mut local_rejects);
+        for tally in [&mut fast.tally, &mut enc.tally] {
+            // An input parsed whole: no positions (its chunks' would need another read).
+            for (kind, term) in tally.pending.drain(..) {
+                job_warnings.examples.push(example(sh, file, kind, 0, 0, term));
+            }
+            tally.drain_counts(&mut job_warnings);
+        }
         if completed {
+            sh.progress.warnings.fetch_add(job_warnings.total(), Ordering::Relaxed);
+            out.warnings.merge(&job_warnings);
             out.statements_done += out.statements - statements_before;
             if whole {
                 out.files_done.push(file);
@@ -844,12 +925,14 @@ pub(crate) fn parse_phase(
     }
     errors.clear();
     let mut rejects: Vec<RejectState> = resumed.rejects.clone();
+    let mut warnings = resumed.warnings.clone();
     let mut statements = resumed.statements;
     let mut triple_logs = resumed.triple_logs.clone();
     let mut quad_logs = resumed.quad_logs.clone();
     for mut o in outputs {
         statements += o.statements;
         rejects.append(&mut o.rejects);
+        warnings.merge(&o.warnings);
         let t = o.triples.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
         triple_logs.push(LogState::of(&t));
         let q = o.quads.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
@@ -896,6 +979,7 @@ pub(crate) fn parse_phase(
         dictionary,
         triple_logs,
         quad_logs,
+        warnings,
     }))
 }
 
@@ -983,6 +1067,12 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
         let json = crate::events::Event::ParseRestarted { path, line, message: message.clone() }.json_line();
         progress.note(json, format!("warning: {message}"));
     };
+    if !p.warnings.counts.is_empty() {
+        let json =
+            crate::events::Event::Warnings { counts: p.warnings.counts.clone(), examples: p.warnings.examples.clone() }
+                .json_line();
+        progress.note(json, p.warnings.log_lines().join("\n"));
+    }
     p.seconds = b.timer.lap("parse");
     b.checkpoint.parse = Some(p.clone());
     b.save_checkpoint()?;

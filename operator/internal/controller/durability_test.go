@@ -109,8 +109,11 @@ func TestRecreatedBulkLoadLeavesTheRetainedChildrenAlone(t *testing.T) {
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
 	key := client.ObjectKeyFromObject(bl)
 	bl = completeBuild(t, key)
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		g.Expect(bl.Status.ServingClaim).NotTo(BeEmpty())
+	})
 	oldUID, claim, snapName := bl.UID, bl.Status.ServingClaim, bl.Status.CurrentSnapshot
-	g.Expect(claim).NotTo(BeEmpty())
 	g.Expect(k8s.Delete(ctx, bl)).To(Succeed())
 	eventually(t, func(g Gomega) {
 		g.Expect(client.IgnoreNotFound(k8s.Get(ctx, key, &rdfv1.BulkLoad{}))).To(Succeed())

@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(s.original_offset(t2.len() - 1), original.len() - 1);
         assert_eq!(s.original_offset(1), 0);
         let kinds: Vec<_> = s.warnings().collect();
-        assert_eq!(kinds, vec![(WarningKind::Iri, 0), (WarningKind::LanguageTag, 29)]);
+        assert_eq!(kinds, vec![(WarningKind::Iri, 0), (WarningKind::LanguageTag, 28)]);
     }
 
     #[test]

@@ -151,6 +151,23 @@ func TestSnapshotTimeoutKeepsTheDatabaseAndRetriesOnSnapshotChange(t *testing.T)
 	g.Expect(data.UID).To(Equal(dataUID))
 }
 
+// loadFailsOnAFullScratchDisk starts a build on the StorageClass className, binds its
+// scratch volume and fails its load step with exit 5 (disk full).
+func loadFailsOnAFullScratchDisk(t *testing.T, ns, name, className string) (client.ObjectKey, *rdfv1.BulkLoad, *wfv1.Workflow) {
+	t.Helper()
+	bl := newBulkLoad(ns, name)
+	bl.Spec.Serving = nil
+	bl.Spec.Database.StorageClassName = className
+	if err := k8s.Create(ctx, bl); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(bl)
+	bl, wf := waitForWorkflow(t, key)
+	bindClaim(t, client.ObjectKey{Namespace: ns, Name: specs.ScratchClaimName(bl, bl.Status.SourceRevision)}, "pv-scratch-"+ns)
+	argoControllerStandIn{t: t}.fail(client.ObjectKeyFromObject(wf), specs.StepLoad, 5)
+	return key, bl, wf
+}
+
 // A full scratch disk (exit 5) keeps both build volumes; a larger scratchSize keeps
 // the revision, expands the scratch volume in place (its class allows it) and starts
 // a new attempt on the same volumes.
@@ -159,15 +176,8 @@ func TestFullScratchDiskIsKeptAndGrownInPlace(t *testing.T) {
 	ns := newNamespace(t)
 	g := NewWithT(t)
 	createExpandableClass(t, "expandable-"+ns, true)
-	bl := newBulkLoad(ns, "disk-full")
-	bl.Spec.Serving = nil
-	bl.Spec.Database.StorageClassName = "expandable-" + ns
-	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
-	key := client.ObjectKeyFromObject(bl)
-	bl, wf := waitForWorkflow(t, key)
+	key, bl, wf := loadFailsOnAFullScratchDisk(t, ns, "disk-full", "expandable-"+ns)
 	rev := bl.Status.SourceRevision
-	bindClaim(t, client.ObjectKey{Namespace: ns, Name: specs.ScratchClaimName(bl, rev)}, "pv-scratch-"+ns)
-	argoControllerStandIn{t: t}.fail(client.ObjectKeyFromObject(wf), specs.StepLoad, 5)
 
 	bl, stalled := stalledWith(t, key, "ResourceExhausted")
 	g.Expect(stalled.Message).To(ContainSubstring("are kept until"))
@@ -197,15 +207,8 @@ func TestScratchThatCannotGrowSaysSo(t *testing.T) {
 	ns := newNamespace(t)
 	g := NewWithT(t)
 	createExpandableClass(t, "fixed-"+ns, false)
-	bl := newBulkLoad(ns, "disk-fixed")
-	bl.Spec.Serving = nil
-	bl.Spec.Database.StorageClassName = "fixed-" + ns
-	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
-	key := client.ObjectKeyFromObject(bl)
-	bl, wf := waitForWorkflow(t, key)
+	key, bl, _ := loadFailsOnAFullScratchDisk(t, ns, "disk-fixed", "fixed-"+ns)
 	rev := bl.Status.SourceRevision
-	bindClaim(t, client.ObjectKey{Namespace: ns, Name: specs.ScratchClaimName(bl, rev)}, "pv-scratch-"+ns)
-	argoControllerStandIn{t: t}.fail(client.ObjectKeyFromObject(wf), specs.StepLoad, 5)
 	stalledWith(t, key, "ResourceExhausted")
 	_, scratch := buildClaims(g, bl, rev)
 

@@ -176,10 +176,21 @@ func recordControlPlane(assets string) {
 			continue
 		}
 		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && strings.HasPrefix(exe, assets) {
-			pids = append(pids, strconv.Itoa(pid))
+			pids = append(pids, strconv.Itoa(pid)+" "+startTime(stat))
 		}
 	}
 	_ = os.WriteFile(pidFile(), []byte(strings.Join(pids, "\n")), 0o644)
+}
+
+// startTime is field 22 of /proc/PID/stat, the process's start in clock ticks since boot:
+// with the PID it names one process, where a PID alone may since have been reused (e.g. by
+// the local test cluster's kube-apiserver, which runs the same binary as an orphan).
+func startTime(stat []byte) string {
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19]
 }
 
 // parentPID is field 4 of /proc/PID/stat (after the parenthesised command); 0 if unreadable.
@@ -199,15 +210,18 @@ func killStaleControlPlane(assets string) {
 	if err != nil {
 		return
 	}
-	for _, p := range strings.Fields(string(data)) {
-		pid, err := strconv.Atoi(p)
-		if err != nil {
+	for _, line := range strings.Split(string(data), "\n") {
+		var pid int
+		var started string
+		if _, err := fmt.Sscan(line, &pid, &started); err != nil {
 			continue
 		}
-		// Only an orphan still running an asset binary is a killed run's: the PID may have
-		// been reused, and a suite running at the same time (another checkout) owns its own.
+		// Only the very process recorded (PID and start time), an orphan still running an
+		// asset binary, is a killed run's: the PID may have been reused, and a suite running
+		// at the same time (another checkout) owns its own.
 		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && strings.HasPrefix(exe, assets) && parentPID(stat) == 1 {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && strings.HasPrefix(exe, assets) &&
+			parentPID(stat) == 1 && startTime(stat) == started {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}

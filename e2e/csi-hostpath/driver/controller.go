@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -17,15 +19,19 @@ import (
 )
 
 func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
-	var caps []*csi.ControllerServiceCapability
-	for _, t := range []csi.ControllerServiceCapability_RPC_Type{
+	types := []csi.ControllerServiceCapability_RPC_Type{
 		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
-		csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
-		csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
 		csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
-		csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
 		csi.ControllerServiceCapability_RPC_GET_CAPACITY,
-	} {
+	}
+	if d.cfg.Mode.Snapshots() {
+		types = append(types,
+			csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
+			csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
+			csi.ControllerServiceCapability_RPC_CLONE_VOLUME)
+	}
+	var caps []*csi.ControllerServiceCapability
+	for _, t := range types {
 		caps = append(caps, &csi.ControllerServiceCapability{
 			Type: &csi.ControllerServiceCapability_Rpc{Rpc: &csi.ControllerServiceCapability_RPC{Type: t}},
 		})
@@ -33,8 +39,13 @@ func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCa
 	return &csi.ControllerGetCapabilitiesResponse{Capabilities: caps}, nil
 }
 
+// errNoSnapshots answers the snapshot RPCs of a mode without snapshots.
+func (d *Driver) errNoSnapshots() error {
+	return status.Errorf(codes.Unimplemented, "driver %s (mode %s) has no snapshots", d.name, d.cfg.Mode)
+}
+
 // checkCapability accepts filesystem (mount) volumes in single-node modes and
-// read-only many (this cluster has one node, so that is the same thing).
+// read-only many (published on one node at a time, see attach).
 func checkCapability(c *csi.VolumeCapability) error {
 	if c == nil {
 		return status.Error(codes.InvalidArgument, "volume capability missing")
@@ -66,30 +77,90 @@ func checkCapabilities(caps []*csi.VolumeCapability) error {
 	return nil
 }
 
-func (d *Driver) topology() []*csi.Topology {
-	return []*csi.Topology{{Segments: map[string]string{TopologyKey: d.cfg.NodeID}}}
+// topology is where a volume or snapshot on node is accessible: that node in
+// the node-local modes, anywhere (no constraint) for network storage.
+func (d *Driver) topology(node string) []*csi.Topology {
+	if !d.cfg.Mode.NodeLocal() {
+		return nil
+	}
+	return []*csi.Topology{{Segments: map[string]string{d.cfg.Mode.TopologyKey(): node}}}
 }
 
-// onThisNode reports whether a topology requirement can be met by this node.
-func (d *Driver) onThisNode(req *csi.TopologyRequirement) bool {
-	if len(req.GetRequisite()) == 0 {
-		return true
-	}
-	for _, t := range req.GetRequisite() {
-		if v, ok := t.GetSegments()[TopologyKey]; ok && v == d.cfg.NodeID {
-			return true
+// nodes lists the nodes whose node plugin has started (nodes/<node> exists).
+func (d *Driver) nodes() []string {
+	entries, _ := os.ReadDir(d.path("nodes"))
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
 		}
 	}
-	return false
+	return out
+}
+
+// placeVolume picks the node a new node-local volume lives on. sourceNode is
+// the node of its snapshot or source volume, if any: the copy is made there,
+// so a volume from a node-local snapshot can only land on that node, as with
+// LVM thin snapshots. The node asked for is the first preferred topology
+// (the scheduler's choice with WaitForFirstConsumer), else the source's node
+// or the first requisite one, else the node with the most free capacity.
+func (d *Driver) placeVolume(req *csi.TopologyRequirement, sourceNode string) (string, error) {
+	key := d.cfg.Mode.TopologyKey()
+	inRequisite := func(n string) bool {
+		if len(req.GetRequisite()) == 0 {
+			return true
+		}
+		for _, t := range req.GetRequisite() {
+			if t.GetSegments()[key] == n {
+				return true
+			}
+		}
+		return false
+	}
+	known := func(n string) bool { return slices.Contains(d.nodes(), n) }
+	var node string
+	switch {
+	case len(req.GetPreferred()) > 0:
+		node = req.GetPreferred()[0].GetSegments()[key]
+	case sourceNode != "" && inRequisite(sourceNode):
+		node = sourceNode
+	case len(req.GetRequisite()) > 0:
+		node = req.GetRequisite()[0].GetSegments()[key]
+	case sourceNode != "":
+		node = sourceNode
+	default:
+		best := int64(-1)
+		for _, n := range d.nodes() {
+			if free := d.cfg.Capacity - d.allocated(n); free > best {
+				node, best = n, free
+			}
+		}
+		if node == "" {
+			return "", status.Error(codes.ResourceExhausted, "no node plugin has started yet")
+		}
+	}
+	switch {
+	case node == "" || !inRequisite(node):
+		return "", status.Errorf(codes.InvalidArgument, "topology requirement %v names no node by %s", req, key)
+	case !known(node):
+		return "", status.Errorf(codes.ResourceExhausted, "no node plugin on node %s (nodes: %v)", node, d.nodes())
+	case sourceNode != "" && node != sourceNode:
+		return "", status.Errorf(codes.ResourceExhausted, "the source lives on node %s, not on %s: node-local snapshots and volumes are copied only on their own node", sourceNode, node)
+	}
+	return node, nil
 }
 
 func capacityFits(c int64, r *csi.CapacityRange) bool {
 	return c >= r.GetRequiredBytes() && (r.GetLimitBytes() == 0 || c <= r.GetLimitBytes())
 }
 
-func (d *Driver) allocated() (n int64) {
+// allocated is what the volumes on node take (node-local modes), or all
+// volumes (network).
+func (d *Driver) allocated(node string) (n int64) {
 	for _, v := range d.st.Volumes {
-		n += v.CapacityBytes
+		if v.Node == node {
+			n += v.CapacityBytes
+		}
 	}
 	return n
 }
@@ -114,6 +185,9 @@ func (d *Driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 	}
 	src := req.GetVolumeContentSource()
 	srcSnap, srcVol := src.GetSnapshot().GetSnapshotId(), src.GetVolume().GetVolumeId()
+	if src != nil && !d.cfg.Mode.Snapshots() {
+		return nil, status.Errorf(codes.InvalidArgument, "driver %s (mode %s) cannot populate a volume from a snapshot or volume", d.name, d.cfg.Mode)
+	}
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -126,36 +200,40 @@ func (d *Driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 		}
 		return &csi.CreateVolumeResponse{Volume: d.csiVolume(v)}, nil
 	}
-	if !d.onThisNode(req.GetAccessibilityRequirements()) {
-		return nil, status.Errorf(codes.ResourceExhausted, "requisite topology does not include %s=%s", TopologyKey, d.cfg.NodeID)
-	}
 
-	var from string
+	var from, sourceNode string
 	switch {
 	case srcSnap != "":
 		s, ok := d.st.Snapshots[srcSnap]
 		if !ok {
 			return nil, status.Errorf(codes.NotFound, "snapshot %q not found", srcSnap)
 		}
-		from, size = d.snapshotDir(s.ID), max(size, s.SizeBytes)
+		from, sourceNode, size = d.snapshotDir(s), s.Node, max(size, s.SizeBytes)
 	case srcVol != "":
 		v, ok := d.st.Volumes[srcVol]
 		if !ok {
 			return nil, status.Errorf(codes.NotFound, "volume %q not found", srcVol)
 		}
-		from, size = d.volumeDir(v.ID), max(size, v.CapacityBytes)
+		from, sourceNode, size = d.volumeDir(v), v.Node, max(size, v.CapacityBytes)
 	case src != nil:
 		return nil, status.Error(codes.InvalidArgument, "unknown volume content source")
+	}
+	var node string
+	if d.cfg.Mode.NodeLocal() {
+		var err error
+		if node, err = d.placeVolume(req.GetAccessibilityRequirements(), sourceNode); err != nil {
+			return nil, err
+		}
 	}
 	if !capacityFits(size, r) || size > d.cfg.Capacity {
 		return nil, status.Errorf(codes.OutOfRange, "cannot provide %d bytes within %v", size, r)
 	}
-	if d.allocated()+size > d.cfg.Capacity {
-		return nil, status.Errorf(codes.ResourceExhausted, "%d bytes requested, %d of %d allocated", size, d.allocated(), d.cfg.Capacity)
+	if used := d.allocated(node); used+size > d.cfg.Capacity {
+		return nil, status.Errorf(codes.ResourceExhausted, "%d bytes requested, %d of %d allocated", size, used, d.cfg.Capacity)
 	}
 
-	v := &volume{ID: newID(), Name: req.GetName(), CapacityBytes: size, SourceSnapshotID: srcSnap, SourceVolumeID: srcVol}
-	dir := d.volumeDir(v.ID)
+	v := &volume{ID: newID(), Name: req.GetName(), Node: node, CapacityBytes: size, SourceSnapshotID: srcSnap, SourceVolumeID: srcVol}
+	dir := d.volumeDir(v)
 	if err := makeDir(dir); err != nil {
 		return nil, status.Errorf(codes.Internal, "creating volume dir: %v", err)
 	}
@@ -171,12 +249,12 @@ func (d *Driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	d.log.Info("created volume", "id", v.ID, "name", v.Name, "bytes", v.CapacityBytes, "fromSnapshot", srcSnap, "fromVolume", srcVol)
+	d.log.Info("created volume", "id", v.ID, "name", v.Name, "node", v.Node, "bytes", v.CapacityBytes, "fromSnapshot", srcSnap, "fromVolume", srcVol)
 	return &csi.CreateVolumeResponse{Volume: d.csiVolume(v)}, nil
 }
 
 func (d *Driver) csiVolume(v *volume) *csi.Volume {
-	out := &csi.Volume{VolumeId: v.ID, CapacityBytes: v.CapacityBytes, AccessibleTopology: d.topology()}
+	out := &csi.Volume{VolumeId: v.ID, CapacityBytes: v.CapacityBytes, AccessibleTopology: d.topology(v.Node)}
 	switch {
 	case v.SourceSnapshotID != "":
 		out.ContentSource = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{
@@ -191,6 +269,9 @@ func (d *Driver) csiVolume(v *volume) *csi.Volume {
 // makeDir creates a world-writable directory, so that pods running as any
 // user can write to a fresh volume (test cluster only).
 func makeDir(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
 	if err := os.Mkdir(dir, 0o777); err != nil {
 		return err
 	}
@@ -219,12 +300,10 @@ func (d *Driver) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) (
 	if !ok {
 		return &csi.DeleteVolumeResponse{}, nil
 	}
-	for target := range v.Published {
-		if mounted, _ := isMountPoint(target); mounted {
-			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still published at %s", v.ID, target)
-		}
+	if node, attached := d.attachedTo(v.ID); attached {
+		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still published on node %s", v.ID, node)
 	}
-	if err := os.RemoveAll(d.volumeDir(v.ID)); err != nil {
+	if err := os.RemoveAll(d.volumeDir(v)); err != nil {
 		return nil, status.Errorf(codes.Internal, "removing volume dir: %v", err)
 	}
 	delete(d.st.Volumes, v.ID)
@@ -259,12 +338,21 @@ func (d *Driver) ValidateVolumeCapabilities(_ context.Context, req *csi.Validate
 }
 
 func (d *Driver) GetCapacity(_ context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
-	if t := req.GetAccessibleTopology(); t != nil && t.GetSegments()[TopologyKey] != d.cfg.NodeID {
-		return &csi.GetCapacityResponse{}, nil
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return &csi.GetCapacityResponse{AvailableCapacity: d.cfg.Capacity - d.allocated()}, nil
+	if !d.cfg.Mode.NodeLocal() {
+		return &csi.GetCapacityResponse{AvailableCapacity: d.cfg.Capacity - d.allocated("")}, nil
+	}
+	// node-local: the free bytes of the node asked about, else of the node
+	// with the most (what one volume can get)
+	var free int64
+	for _, n := range d.nodes() {
+		if t := req.GetAccessibleTopology(); t != nil && t.GetSegments()[d.cfg.Mode.TopologyKey()] != n {
+			continue
+		}
+		free = max(free, d.cfg.Capacity-d.allocated(n))
+	}
+	return &csi.GetCapacityResponse{AvailableCapacity: free}, nil
 }
 
 // page returns the page of items that starts at the index in token.
@@ -307,7 +395,7 @@ func (d *Driver) ListVolumes(_ context.Context, req *csi.ListVolumesRequest) (*c
 	return resp, nil
 }
 
-func csiSnapshot(s *snapshot) *csi.Snapshot {
+func (d *Driver) csiSnapshot(s *snapshot) *csi.Snapshot {
 	return &csi.Snapshot{
 		SnapshotId:     s.ID,
 		SourceVolumeId: s.SourceVolumeID,
@@ -318,6 +406,9 @@ func csiSnapshot(s *snapshot) *csi.Snapshot {
 }
 
 func (d *Driver) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotRequest) (*csi.CreateSnapshotResponse, error) {
+	if !d.cfg.Mode.Snapshots() {
+		return nil, d.errNoSnapshots()
+	}
 	if req.GetName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "name missing")
 	}
@@ -333,19 +424,20 @@ func (d *Driver) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotReques
 		if s.SourceVolumeID != req.GetSourceVolumeId() {
 			return nil, status.Errorf(codes.AlreadyExists, "snapshot %q exists for volume %s", s.Name, s.SourceVolumeID)
 		}
-		return &csi.CreateSnapshotResponse{Snapshot: csiSnapshot(s)}, nil
+		return &csi.CreateSnapshotResponse{Snapshot: d.csiSnapshot(s)}, nil
 	}
 	v, ok := d.st.Volumes[req.GetSourceVolumeId()]
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "volume %q not found", req.GetSourceVolumeId())
 	}
-	// The restore size is the source volume's size, as with block storage.
-	s := &snapshot{ID: newID(), Name: req.GetName(), SourceVolumeID: v.ID, SizeBytes: v.CapacityBytes}
-	dir := d.snapshotDir(s.ID)
+	// The restore size is the source volume's size, as with block storage; a
+	// node-local snapshot stays on its volume's node.
+	s := &snapshot{ID: newID(), Name: req.GetName(), Node: v.Node, SourceVolumeID: v.ID, SizeBytes: v.CapacityBytes}
+	dir := d.snapshotDir(s)
 	if err := makeDir(dir); err != nil {
 		return nil, status.Errorf(codes.Internal, "creating snapshot dir: %v", err)
 	}
-	if err := copyTree(d.volumeDir(v.ID), dir); err != nil {
+	if err := copyTree(d.volumeDir(v), dir); err != nil {
 		os.RemoveAll(dir)
 		return nil, status.Errorf(codes.Internal, "copying volume: %v", err)
 	}
@@ -356,11 +448,14 @@ func (d *Driver) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotReques
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	d.log.Info("created snapshot", "id", s.ID, "name", s.Name, "volume", v.ID)
-	return &csi.CreateSnapshotResponse{Snapshot: csiSnapshot(s)}, nil
+	d.log.Info("created snapshot", "id", s.ID, "name", s.Name, "node", s.Node, "volume", v.ID)
+	return &csi.CreateSnapshotResponse{Snapshot: d.csiSnapshot(s)}, nil
 }
 
 func (d *Driver) DeleteSnapshot(_ context.Context, req *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
+	if !d.cfg.Mode.Snapshots() {
+		return nil, d.errNoSnapshots()
+	}
 	if req.GetSnapshotId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "snapshot ID missing")
 	}
@@ -370,7 +465,7 @@ func (d *Driver) DeleteSnapshot(_ context.Context, req *csi.DeleteSnapshotReques
 	if !ok {
 		return &csi.DeleteSnapshotResponse{}, nil
 	}
-	if err := os.RemoveAll(d.snapshotDir(s.ID)); err != nil {
+	if err := os.RemoveAll(d.snapshotDir(s)); err != nil {
 		return nil, status.Errorf(codes.Internal, "removing snapshot dir: %v", err)
 	}
 	delete(d.st.Snapshots, s.ID)
@@ -382,6 +477,9 @@ func (d *Driver) DeleteSnapshot(_ context.Context, req *csi.DeleteSnapshotReques
 }
 
 func (d *Driver) ListSnapshots(_ context.Context, req *csi.ListSnapshotsRequest) (*csi.ListSnapshotsResponse, error) {
+	if !d.cfg.Mode.Snapshots() {
+		return nil, d.errNoSnapshots()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var snaps []*snapshot
@@ -403,7 +501,7 @@ func (d *Driver) ListSnapshots(_ context.Context, req *csi.ListSnapshotsRequest)
 	}
 	resp := &csi.ListSnapshotsResponse{NextToken: next}
 	for _, s := range snaps {
-		resp.Entries = append(resp.Entries, &csi.ListSnapshotsResponse_Entry{Snapshot: csiSnapshot(s)})
+		resp.Entries = append(resp.Entries, &csi.ListSnapshotsResponse_Entry{Snapshot: d.csiSnapshot(s)})
 	}
 	return resp, nil
 }

@@ -33,41 +33,108 @@ import (
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 )
 
+// Mode is the kind of storage a driver process serves. Each mode is a CSI
+// driver of its own (its own name, StorageClass and, where it snapshots,
+// VolumeSnapshotClass), modelled on a kind of storage users run.
+type Mode string
+
 const (
-	// Name is the CSI driver name: the StorageClass provisioner, the
-	// VolumeSnapshotClass driver and the CSIDriver object's name.
-	Name = "hostpath.csi.test.rdf-bulkload.io"
-	// TopologyKey is the one topology segment; its value is the node ID.
-	TopologyKey = "topology.hostpath.csi.test.rdf-bulkload.io/node"
+	// ModeLocal is node-local storage like TopoLVM: a volume and its
+	// snapshots live on one node, and a restore lands only there.
+	ModeLocal Mode = "local"
+	// ModeNetwork is network storage like EBS or Ceph RBD: a volume can be
+	// used on any node, one node at a time; snapshots are cluster-wide.
+	ModeNetwork Mode = "network"
+	// ModeNoSnapshots is node-local storage without snapshots, like
+	// local-path: volumes only.
+	ModeNoSnapshots Mode = "no-snapshots"
+)
+
+// Modes lists every mode.
+var Modes = []Mode{ModeLocal, ModeNetwork, ModeNoSnapshots}
+
+// ParseMode returns the mode named s.
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown mode %q (want one of %v)", s, Modes)
+}
+
+// DriverName is the CSI driver name: the StorageClass provisioner, the
+// VolumeSnapshotClass driver and the CSIDriver object's name.
+func (m Mode) DriverName() string {
+	switch m {
+	case ModeNetwork:
+		return "network.csi.test.rdf-bulkload.io"
+	case ModeNoSnapshots:
+		return "nosnap.csi.test.rdf-bulkload.io"
+	default:
+		return "hostpath.csi.test.rdf-bulkload.io"
+	}
+}
+
+// NodeLocal reports whether a volume lives on one node (topology per node).
+func (m Mode) NodeLocal() bool { return m != ModeNetwork }
+
+// Snapshots reports whether the driver takes snapshots and restores and
+// clones volumes.
+func (m Mode) Snapshots() bool { return m != ModeNoSnapshots }
+
+// TopologyKey is the one topology segment of a node-local mode; its value is
+// the node ID.
+func (m Mode) TopologyKey() string { return "topology." + m.DriverName() + "/node" }
+
+const (
 	// Version is reported by GetPluginInfo.
-	Version = "0.1.0-test"
+	Version = "0.2.0-test"
 
 	defaultVolumeSize int64 = 1 << 30
 )
 
 // Config is the driver's configuration (the command's flags).
 type Config struct {
+	Mode Mode
+	// Controller and Node choose the services this process serves. The
+	// processes of one driver share DataDir: one controller for the cluster
+	// and one node plugin per node, or one process serving both.
+	Controller, Node  bool
 	Endpoint          string // CSI socket: unix:///path/csi.sock or a plain path
-	NodeID            string
-	DataDir           string // volumes/<id>, snapshots/<id>, state.json
+	NodeID            string // the node plugin's node; required with Node
+	DataDir           string // see the layout in dataLayout
 	RegistrationDir   string // kubelet plugins_registry dir; empty: do not register
-	Capacity          int64  // bytes that volumes may take in total
+	Capacity          int64  // bytes that volumes may take on each node (node-local) or in total (network)
 	MaxVolumesPerNode int64  // reported by NodeGetInfo; 0 means no limit
 }
 
-// Driver serves the CSI services. Its state is kept in memory and persisted to
-// DataDir/state.json after every change, so a restarted driver knows its volumes.
+// Data layout under DataDir, shared by the controller and the node plugins:
+//
+//	controller/state.json, controller/lock    the controller's records
+//	nodes/<node>/                              made by the node plugin on start: the node exists
+//	nodes/<node>/published.json, lock          the node plugin's publications
+//	nodes/<node>/volumes/<id>, snapshots/<id>  data of node-local modes
+//	volumes/<id>, snapshots/<id>               data of the network mode
+//	attachments/<id>                           the node a volume is published on (one at a time)
+
+// Driver serves the CSI services. The controller's records are kept in
+// memory and persisted to controller/state.json after every change, the node
+// plugin's publications likewise to nodes/<node>/published.json, so a
+// restarted driver knows its volumes.
 type Driver struct {
 	csi.UnimplementedIdentityServer
 	csi.UnimplementedControllerServer
 	csi.UnimplementedNodeServer
 
 	cfg  Config
+	name string // the CSI driver name
 	sock string // CSI socket path
 	log  *slog.Logger
 
-	mu sync.Mutex // guards st and the directories under DataDir
-	st state
+	mu  sync.Mutex // guards st, pub and the directories under DataDir
+	st  state      // controller
+	pub published  // node plugin
 }
 
 type state struct {
@@ -76,20 +143,29 @@ type state struct {
 }
 
 type volume struct {
-	ID               string          `json:"id"`
-	Name             string          `json:"name"`
-	CapacityBytes    int64           `json:"capacityBytes"`
-	SourceSnapshotID string          `json:"sourceSnapshotID,omitempty"`
-	SourceVolumeID   string          `json:"sourceVolumeID,omitempty"`
-	Published        map[string]bool `json:"published,omitempty"` // target path -> read-only
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	Node             string `json:"node,omitempty"` // node-local modes: where it lives
+	CapacityBytes    int64  `json:"capacityBytes"`
+	SourceSnapshotID string `json:"sourceSnapshotID,omitempty"`
+	SourceVolumeID   string `json:"sourceVolumeID,omitempty"`
 }
 
 type snapshot struct {
 	ID             string    `json:"id"`
 	Name           string    `json:"name"`
+	Node           string    `json:"node,omitempty"` // node-local modes: where it lives
 	SourceVolumeID string    `json:"sourceVolumeID"`
 	SizeBytes      int64     `json:"sizeBytes"`
 	CreationTime   time.Time `json:"creationTime"`
+}
+
+// published maps a target path to what the node plugin mounted there.
+type published map[string]publication
+
+type publication struct {
+	VolumeID string `json:"volumeID"`
+	ReadOnly bool   `json:"readOnly"`
 }
 
 // New checks cfg, creates the data directories and loads persisted state.
@@ -98,36 +174,70 @@ func New(cfg Config, log *slog.Logger) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.NodeID == "" || cfg.DataDir == "" {
-		return nil, errors.New("node ID and data dir are required")
+	if _, err := ParseMode(string(cfg.Mode)); err != nil {
+		return nil, err
+	}
+	if !cfg.Controller && !cfg.Node {
+		return nil, errors.New("serve the controller, the node service or both")
+	}
+	if cfg.DataDir == "" || (cfg.Node && cfg.NodeID == "") {
+		return nil, errors.New("data dir and (for the node service) node ID are required")
 	}
 	if cfg.Capacity <= 0 {
 		return nil, errors.New("capacity must be positive")
 	}
-	d := &Driver{cfg: cfg, sock: sock, log: log}
-	for _, dir := range []string{d.path("volumes"), d.path("snapshots")} {
+	d := &Driver{cfg: cfg, name: cfg.Mode.DriverName(), sock: sock, log: log, pub: published{}}
+	d.st.Volumes, d.st.Snapshots = map[string]*volume{}, map[string]*snapshot{}
+	if cfg.Controller {
+		if err := os.MkdirAll(d.path("controller"), 0o755); err != nil {
+			return nil, err
+		}
+		if err := readJSON(d.path("controller", "state.json"), &d.st); err != nil {
+			return nil, err
+		}
+		if d.st.Volumes == nil {
+			d.st.Volumes = map[string]*volume{}
+		}
+		if d.st.Snapshots == nil {
+			d.st.Snapshots = map[string]*snapshot{}
+		}
+	}
+	if cfg.Node {
+		if err := os.MkdirAll(d.nodePath(cfg.NodeID), 0o755); err != nil {
+			return nil, err
+		}
+		if err := readJSON(d.nodePath(cfg.NodeID, "published.json"), &d.pub); err != nil {
+			return nil, err
+		}
+		if d.pub == nil {
+			d.pub = published{}
+		}
+	}
+	for _, dir := range []string{d.path("attachments"), d.path("volumes"), d.path("snapshots")} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
 		}
 	}
-	b, err := os.ReadFile(d.path("state.json"))
+	log.Info("loaded state", "mode", cfg.Mode, "dataDir", cfg.DataDir, "controller", cfg.Controller, "node", cfg.NodeID,
+		"volumes", len(d.st.Volumes), "snapshots", len(d.st.Snapshots), "published", len(d.pub))
+	return d, nil
+}
+
+// Name is the CSI driver name this process serves.
+func (d *Driver) Name() string { return d.name }
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
+		return nil
 	case err != nil:
-		return nil, err
-	default:
-		if err := json.Unmarshal(b, &d.st); err != nil {
-			return nil, fmt.Errorf("state.json: %w", err)
-		}
+		return err
 	}
-	if d.st.Volumes == nil {
-		d.st.Volumes = map[string]*volume{}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	if d.st.Snapshots == nil {
-		d.st.Snapshots = map[string]*snapshot{}
-	}
-	log.Info("loaded state", "dataDir", cfg.DataDir, "volumes", len(d.st.Volumes), "snapshots", len(d.st.Snapshots))
-	return d, nil
+	return nil
 }
 
 // SocketPath turns a unix:///path, unix:path or plain path endpoint into a path.
@@ -146,37 +256,52 @@ func SocketPath(endpoint string) (string, error) {
 
 // RegistrationSocket is the path of the kubelet registration socket, or "".
 func (d *Driver) RegistrationSocket() string {
-	if d.cfg.RegistrationDir == "" {
+	if d.cfg.RegistrationDir == "" || !d.cfg.Node {
 		return ""
 	}
-	return filepath.Join(d.cfg.RegistrationDir, Name+"-reg.sock")
+	return filepath.Join(d.cfg.RegistrationDir, d.name+"-reg.sock")
 }
 
 // Run serves the CSI socket and, if configured, the kubelet registration
 // socket until ctx is cancelled, then stops gracefully and removes both sockets.
 func (d *Driver) Run(ctx context.Context) error {
-	// One driver per data dir: a second one would replace the first one's sockets.
-	lock, err := os.OpenFile(d.path("lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return err
+	// One controller per data dir and one node plugin per node: a second one
+	// would write the same records and replace the first one's sockets.
+	var locks []string
+	if d.cfg.Controller {
+		locks = append(locks, d.path("controller", "lock"))
 	}
-	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return fmt.Errorf("data dir %s is in use by another driver: %w", d.cfg.DataDir, err)
+	if d.cfg.Node {
+		locks = append(locks, d.nodePath(d.cfg.NodeID, "lock"))
+	}
+	for _, p := range locks {
+		lock, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			return err
+		}
+		defer lock.Close()
+		if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			return fmt.Errorf("%s is in use by another driver: %w", filepath.Dir(p), err)
+		}
 	}
 
 	csiSrv := grpc.NewServer(grpc.UnaryInterceptor(d.logRPC))
 	csi.RegisterIdentityServer(csiSrv, d)
-	csi.RegisterControllerServer(csiSrv, d)
-	csi.RegisterNodeServer(csiSrv, d)
+	if d.cfg.Controller {
+		csi.RegisterControllerServer(csiSrv, d)
+	}
+	if d.cfg.Node {
+		csi.RegisterNodeServer(csiSrv, d)
+	}
 	servers := map[string]*grpc.Server{d.sock: csiSrv}
 	if reg := d.RegistrationSocket(); reg != "" {
 		regSrv := grpc.NewServer(grpc.UnaryInterceptor(d.logRPC))
-		registerapi.RegisterRegistrationServer(regSrv, &registrar{endpoint: d.sock, log: d.log})
+		registerapi.RegisterRegistrationServer(regSrv, &registrar{name: d.name, endpoint: d.sock, log: d.log})
 		servers[reg] = regSrv
 	}
 
 	errc := make(chan error, len(servers))
+	var err error
 	for path, srv := range servers {
 		l, err := listenUnix(path)
 		if err != nil {
@@ -241,16 +366,40 @@ func (d *Driver) path(elem ...string) string {
 	return filepath.Join(append([]string{d.cfg.DataDir}, elem...)...)
 }
 
-func (d *Driver) volumeDir(id string) string   { return d.path("volumes", id) }
-func (d *Driver) snapshotDir(id string) string { return d.path("snapshots", id) }
+func (d *Driver) nodePath(node string, elem ...string) string {
+	return d.path(append([]string{"nodes", node}, elem...)...)
+}
 
-// save writes the state atomically. The caller holds d.mu.
-func (d *Driver) save() error {
-	b, err := json.MarshalIndent(&d.st, "", "  ")
+// dataDir is where the data of a volume or snapshot (kind "volumes" or
+// "snapshots") lives: under its node in the node-local modes.
+func (d *Driver) dataDir(kind, node, id string) string {
+	if d.cfg.Mode.NodeLocal() {
+		return d.nodePath(node, kind, id)
+	}
+	return d.path(kind, id)
+}
+
+func (d *Driver) volumeDir(v *volume) string     { return d.dataDir("volumes", v.Node, v.ID) }
+func (d *Driver) snapshotDir(s *snapshot) string { return d.dataDir("snapshots", s.Node, s.ID) }
+
+// save writes the controller's records atomically. The caller holds d.mu.
+func (d *Driver) save() error { return writeJSON(d.path("controller", "state.json"), &d.st) }
+
+// savePublished writes the node plugin's publications. The caller holds d.mu.
+func (d *Driver) savePublished() error {
+	if err := writeJSON(d.nodePath(d.cfg.NodeID, "published.json"), d.pub); err != nil {
+		return status.Errorf(codes.Internal, "persisting publications: %v", err)
+	}
+	return nil
+}
+
+// writeJSON replaces path atomically with v as JSON.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := d.path("state.json.tmp")
+	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
 		return err
@@ -264,7 +413,7 @@ func (d *Driver) save() error {
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, d.path("state.json"))
+	return os.Rename(tmp, path)
 }
 
 // saveOrInternal persists the state and maps a failure to codes.Internal.
@@ -305,17 +454,20 @@ func ParseSize(s string) (int64, error) {
 // Identity service.
 
 func (d *Driver) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
-	return &csi.GetPluginInfoResponse{Name: Name, VendorVersion: Version}, nil
+	return &csi.GetPluginInfoResponse{Name: d.name, VendorVersion: Version}, nil
 }
 
 func (d *Driver) GetPluginCapabilities(context.Context, *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
 	svc := func(t csi.PluginCapability_Service_Type) *csi.PluginCapability {
 		return &csi.PluginCapability{Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: t}}}
 	}
-	return &csi.GetPluginCapabilitiesResponse{Capabilities: []*csi.PluginCapability{
-		svc(csi.PluginCapability_Service_CONTROLLER_SERVICE),
-		svc(csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS),
-	}}, nil
+	// The plugin's capabilities, the same on every socket of the driver: the
+	// controller process and the node plugins together are the plugin.
+	caps := []*csi.PluginCapability{svc(csi.PluginCapability_Service_CONTROLLER_SERVICE)}
+	if d.cfg.Mode.NodeLocal() {
+		caps = append(caps, svc(csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS))
+	}
+	return &csi.GetPluginCapabilitiesResponse{Capabilities: caps}, nil
 }
 
 func (d *Driver) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, error) {
@@ -325,6 +477,7 @@ func (d *Driver) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, 
 // registrar answers the kubelet's plugin watcher on the registration socket.
 type registrar struct {
 	registerapi.UnimplementedRegistrationServer
+	name     string
 	endpoint string
 	log      *slog.Logger
 }
@@ -332,7 +485,7 @@ type registrar struct {
 func (r *registrar) GetInfo(context.Context, *registerapi.InfoRequest) (*registerapi.PluginInfo, error) {
 	return &registerapi.PluginInfo{
 		Type:              registerapi.CSIPlugin,
-		Name:              Name,
+		Name:              r.name,
 		Endpoint:          r.endpoint,
 		SupportedVersions: []string{"1.0.0"},
 	}, nil

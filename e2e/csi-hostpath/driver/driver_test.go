@@ -99,8 +99,30 @@ func shortTempDir(t *testing.T) string {
 	return dir
 }
 
+// testConfig is one process serving the controller and node1's node plugin
+// of the local mode.
 func testConfig(t *testing.T, dir string) Config {
-	return Config{Endpoint: "unix://" + filepath.Join(dir, "csi.sock"), NodeID: "node1", DataDir: filepath.Join(dir, "data"), Capacity: 100 << 30}
+	return Config{Mode: ModeLocal, Controller: true, Node: true, Endpoint: "unix://" + filepath.Join(dir, "csi.sock"),
+		NodeID: "node1", DataDir: filepath.Join(dir, "data"), Capacity: 100 << 30}
+}
+
+// nodePlugin is the node plugin of node in mode, sharing dir's data dir.
+func nodePlugin(dir string, mode Mode, node string) Config {
+	return Config{Mode: mode, Node: true, Endpoint: "unix://" + filepath.Join(dir, node+".sock"),
+		NodeID: node, DataDir: filepath.Join(dir, "data"), Capacity: 100 << 30}
+}
+
+// controller is the controller of mode, with dir's data dir.
+func controller(dir string, mode Mode) Config {
+	return Config{Mode: mode, Controller: true, Endpoint: "unix://" + filepath.Join(dir, "controller.sock"),
+		DataDir: filepath.Join(dir, "data"), Capacity: 100 << 30}
+}
+
+// volumeDir is where the controller keeps volume id.
+func (r *running) volumeDir(id string) string {
+	r.d.mu.Lock()
+	defer r.d.mu.Unlock()
+	return r.d.volumeDir(r.d.st.Volumes[id])
 }
 
 func requireRoot(t *testing.T) {
@@ -135,16 +157,24 @@ var rwo = &csi.VolumeCapability{
 
 func createVolume(t *testing.T, r *running, name string, src *csi.VolumeContentSource) *csi.Volume {
 	t.Helper()
-	resp, err := r.ctrl().CreateVolume(context.Background(), &csi.CreateVolumeRequest{
-		Name:                name,
-		CapacityRange:       &csi.CapacityRange{RequiredBytes: 1 << 20},
-		VolumeCapabilities:  []*csi.VolumeCapability{rwo},
-		VolumeContentSource: src,
-	})
+	resp, err := r.ctrl().CreateVolume(context.Background(), volumeRequest(name, src, nil))
 	if err != nil {
 		t.Fatalf("CreateVolume %s: %v", name, err)
 	}
 	return resp.GetVolume()
+}
+
+// volumeRequest asks for a 1 MiB volume; top, if set, is the accessibility
+// requirement the external-provisioner sends with WaitForFirstConsumer: the
+// scheduler's node preferred.
+func volumeRequest(name string, src *csi.VolumeContentSource, top *csi.TopologyRequirement) *csi.CreateVolumeRequest {
+	return &csi.CreateVolumeRequest{
+		Name:                      name,
+		CapacityRange:             &csi.CapacityRange{RequiredBytes: 1 << 20},
+		VolumeCapabilities:        []*csi.VolumeCapability{rwo},
+		VolumeContentSource:       src,
+		AccessibilityRequirements: top,
+	}
 }
 
 func publish(t *testing.T, r *running, volID, target string, readOnly bool) {
@@ -242,7 +272,7 @@ func TestSnapshotRestoreAndClone(t *testing.T) {
 
 	clone := createVolume(t, r, "clone", &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{
 		Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: src.VolumeId}}})
-	if got := readTree(t, r.d.volumeDir(clone.VolumeId)); !equalMaps(got, now) {
+	if got := readTree(t, r.volumeDir(clone.VolumeId)); !equalMaps(got, now) {
 		t.Errorf("clone has %v, want %v", got, now)
 	}
 
@@ -260,7 +290,7 @@ func TestSnapshotRestoreAndClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sub := range []string{"volumes", "snapshots"} {
-		if left, _ := os.ReadDir(r.d.path(sub)); len(left) != 0 {
+		if left, _ := os.ReadDir(r.d.nodePath("node1", sub)); len(left) != 0 {
 			t.Errorf("%s left behind: %v", sub, left)
 		}
 	}
@@ -286,12 +316,14 @@ func TestRestartKeepsState(t *testing.T) {
 	r1 := startDriver(t, cfg)
 	ctx := context.Background()
 	vol := createVolume(t, r1, "data", nil)
-	writeFile(t, filepath.Join(r1.d.volumeDir(vol.VolumeId), "f"), "kept")
+	writeFile(t, filepath.Join(r1.volumeDir(vol.VolumeId), "f"), "kept")
 	snap, err := r1.ctrl().CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "snap", SourceVolumeId: vol.VolumeId})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := New(Config{Endpoint: filepath.Join(dir, "other.sock"), NodeID: "node1", DataDir: cfg.DataDir, Capacity: 1}, testLogger(t))
+	other := cfg
+	other.Endpoint = filepath.Join(dir, "other.sock")
+	second, err := New(other, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +355,7 @@ func TestRestartKeepsState(t *testing.T) {
 	}
 	restored := createVolume(t, r2, "restored", &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{
 		Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: snap.Snapshot.SnapshotId}}})
-	if got := readTree(t, r2.d.volumeDir(restored.VolumeId)); got["f"] != "kept" {
+	if got := readTree(t, r2.volumeDir(restored.VolumeId)); got["f"] != "kept" {
 		t.Errorf("restored after restart: %v", got)
 	}
 	capResp, err := r2.ctrl().GetCapacity(ctx, &csi.GetCapacityRequest{})
@@ -339,7 +371,7 @@ func TestRegistrationSocket(t *testing.T) {
 	dir := shortTempDir(t)
 	cfg := testConfig(t, dir)
 	cfg.RegistrationDir = filepath.Join(dir, "plugins_registry")
-	regSock := filepath.Join(cfg.RegistrationDir, Name+"-reg.sock")
+	regSock := filepath.Join(cfg.RegistrationDir, ModeLocal.DriverName()+"-reg.sock")
 	writeFile(t, regSock, "stale")
 
 	r := startDriver(t, cfg)
@@ -351,16 +383,16 @@ func TestRegistrationSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEndpoint := filepath.Join(dir, "csi.sock")
-	if info.Type != registerapi.CSIPlugin || info.Name != Name || info.Endpoint != wantEndpoint ||
+	if info.Type != registerapi.CSIPlugin || info.Name != ModeLocal.DriverName() || info.Endpoint != wantEndpoint ||
 		len(info.SupportedVersions) != 1 || info.SupportedVersions[0] != "1.0.0" {
-		t.Errorf("GetInfo = %v, want CSIPlugin %s at %s, versions [1.0.0]", info, Name, wantEndpoint)
+		t.Errorf("GetInfo = %v, want CSIPlugin %s at %s, versions [1.0.0]", info, ModeLocal.DriverName(), wantEndpoint)
 	}
 	if _, err := reg.NotifyRegistrationStatus(ctx, &registerapi.RegistrationStatus{PluginRegistered: true}); err != nil {
 		t.Fatal(err)
 	}
 	// The kubelet then calls NodeGetInfo on the endpoint it was given.
 	ni, err := csi.NewNodeClient(dial(t, info.Endpoint)).NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
-	if err != nil || ni.NodeId != "node1" || ni.AccessibleTopology.Segments[TopologyKey] != "node1" {
+	if err != nil || ni.NodeId != "node1" || ni.AccessibleTopology.Segments[ModeLocal.TopologyKey()] != "node1" {
 		t.Errorf("NodeGetInfo = %v, %v", ni, err)
 	}
 	r.stop()
@@ -381,7 +413,7 @@ func TestCreateVolumeCapacityAndTopology(t *testing.T) {
 		q := &csi.CreateVolumeRequest{Name: name, VolumeCapabilities: []*csi.VolumeCapability{rwo},
 			CapacityRange: &csi.CapacityRange{RequiredBytes: required, LimitBytes: limit}}
 		if node != "" {
-			q.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{TopologyKey: node}}}}
+			q.AccessibilityRequirements = &csi.TopologyRequirement{Requisite: []*csi.Topology{{Segments: map[string]string{ModeLocal.TopologyKey(): node}}}}
 		}
 		return q
 	}
@@ -400,7 +432,7 @@ func TestCreateVolumeCapacityAndTopology(t *testing.T) {
 		if status.Code(err) != c.code {
 			t.Errorf("CreateVolume(%s) = %v, want %v", c.req.Name, err, c.code)
 		}
-		if err == nil && resp.Volume.AccessibleTopology[0].Segments[TopologyKey] != "node1" {
+		if err == nil && resp.Volume.AccessibleTopology[0].Segments[ModeLocal.TopologyKey()] != "node1" {
 			t.Errorf("CreateVolume(%s) topology = %v", c.req.Name, resp.Volume.AccessibleTopology)
 		}
 	}

@@ -16,17 +16,87 @@ import (
 )
 
 func (d *Driver) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
-	return &csi.NodeGetInfoResponse{
-		NodeId:             d.cfg.NodeID,
-		MaxVolumesPerNode:  d.cfg.MaxVolumesPerNode,
-		AccessibleTopology: d.topology()[0],
-	}, nil
+	resp := &csi.NodeGetInfoResponse{NodeId: d.cfg.NodeID, MaxVolumesPerNode: d.cfg.MaxVolumesPerNode}
+	if t := d.topology(d.cfg.NodeID); t != nil {
+		resp.AccessibleTopology = t[0]
+	}
+	return resp, nil
 }
 
 func (d *Driver) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequest) (*csi.NodeGetCapabilitiesResponse, error) {
 	return &csi.NodeGetCapabilitiesResponse{Capabilities: []*csi.NodeServiceCapability{{
 		Type: &csi.NodeServiceCapability_Rpc{Rpc: &csi.NodeServiceCapability_RPC{Type: csi.NodeServiceCapability_RPC_GET_VOLUME_STATS}},
 	}}}, nil
+}
+
+// nodeVolumeDir is the directory of volume id as this node sees it; it does
+// not exist for a node-local volume of another node.
+func (d *Driver) nodeVolumeDir(id string) (string, error) {
+	if id == "" || id != filepath.Base(id) || strings.HasPrefix(id, ".") {
+		return "", status.Errorf(codes.NotFound, "volume %q not found", id)
+	}
+	dir := d.dataDir("volumes", d.cfg.NodeID, id)
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if d.cfg.Mode.NodeLocal() {
+			return "", status.Errorf(codes.NotFound, "volume %q not found on node %s", id, d.cfg.NodeID)
+		}
+		return "", status.Errorf(codes.NotFound, "volume %q not found", id)
+	} else if err != nil {
+		return "", status.Errorf(codes.Internal, "volume %q: %v", id, err)
+	}
+	return dir, nil
+}
+
+// attach records that volume id is published on this node, and fails while
+// it is published on another: a volume is used by one node at a time, as a
+// network block device is attached to one machine. The record is the file
+// attachments/<id>, created exclusively, holding the node's ID.
+func (d *Driver) attach(id string) error {
+	p := d.path("attachments", id)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err == nil {
+		_, err = f.WriteString(d.cfg.NodeID)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(p)
+			return status.Errorf(codes.Internal, "recording attachment: %v", err)
+		}
+		return nil
+	}
+	if !errors.Is(err, os.ErrExist) {
+		return status.Errorf(codes.Internal, "recording attachment: %v", err)
+	}
+	if node, _ := d.attachedTo(id); node != d.cfg.NodeID {
+		return status.Errorf(codes.FailedPrecondition, "volume %s is published on node %s: one node at a time", id, node)
+	}
+	return nil
+}
+
+// attachedTo returns the node volume id is published on, if any.
+func (d *Driver) attachedTo(id string) (string, bool) {
+	b, err := os.ReadFile(d.path("attachments", id))
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// detachIfUnused removes this node's attachment of volume id once no target
+// of this node publishes it. The caller holds d.mu.
+func (d *Driver) detachIfUnused(id string) error {
+	for _, p := range d.pub {
+		if p.VolumeID == id {
+			return nil
+		}
+	}
+	if node, ok := d.attachedTo(id); ok && node == d.cfg.NodeID {
+		if err := os.Remove(d.path("attachments", id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return status.Errorf(codes.Internal, "removing attachment: %v", err)
+		}
+	}
+	return nil
 }
 
 // NodePublishVolume bind-mounts the volume's directory onto the target path,
@@ -44,43 +114,51 @@ func (d *Driver) NodePublishVolume(_ context.Context, req *csi.NodePublishVolume
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	v, ok := d.st.Volumes[id]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "volume %q not found", id)
+	dir, err := d.nodeVolumeDir(id)
+	if err != nil {
+		return nil, err
 	}
 	mounted, err := isMountPoint(target)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "checking %s: %v", target, err)
 	}
 	if mounted {
-		if ro, ok := v.Published[target]; ok && ro == readOnly {
+		if p, ok := d.pub[target]; ok && p == (publication{VolumeID: id, ReadOnly: readOnly}) {
 			return &csi.NodePublishVolumeResponse{}, nil
 		}
 		return nil, status.Errorf(codes.AlreadyExists, "%s is already mounted with other options or another volume", target)
 	}
-	if err := os.MkdirAll(target, 0o750); err != nil {
-		return nil, status.Errorf(codes.Internal, "creating target: %v", err)
+	if err := d.attach(id); err != nil {
+		return nil, err
 	}
-	if err := unix.Mount(d.volumeDir(id), target, "", unix.MS_BIND, ""); err != nil {
-		return nil, status.Errorf(codes.Internal, "bind mount: %v", err)
+	// Nothing was mounted here, so any record of this target is stale.
+	delete(d.pub, target)
+	if err := d.mount(dir, target, readOnly); err != nil {
+		if derr := d.detachIfUnused(id); derr != nil {
+			d.log.Warn("releasing attachment after a failed publish", "volume", id, "err", derr)
+		}
+		return nil, err
+	}
+	d.pub[target] = publication{VolumeID: id, ReadOnly: readOnly}
+	return &csi.NodePublishVolumeResponse{}, d.savePublished()
+}
+
+func (d *Driver) mount(dir, target string, readOnly bool) error {
+	if err := os.MkdirAll(target, 0o750); err != nil {
+		return status.Errorf(codes.Internal, "creating target: %v", err)
+	}
+	if err := unix.Mount(dir, target, "", unix.MS_BIND, ""); err != nil {
+		return status.Errorf(codes.Internal, "bind mount: %v", err)
 	}
 	if readOnly {
 		if err := unix.Mount("", target, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
 			if uerr := unix.Unmount(target, 0); uerr != nil {
-				return nil, status.Errorf(codes.Internal, "read-only remount: %v (and unmounting the bind mount: %v)", err, uerr)
+				return status.Errorf(codes.Internal, "read-only remount: %v (and unmounting the bind mount: %v)", err, uerr)
 			}
-			return nil, status.Errorf(codes.Internal, "read-only remount: %v", err)
+			return status.Errorf(codes.Internal, "read-only remount: %v", err)
 		}
 	}
-	// Nothing was mounted here, so any other record of this target is stale.
-	for _, o := range d.st.Volumes {
-		delete(o.Published, target)
-	}
-	if v.Published == nil {
-		v.Published = map[string]bool{}
-	}
-	v.Published[target] = readOnly
-	return &csi.NodePublishVolumeResponse{}, d.saveOrInternal()
+	return nil
 }
 
 // NodeUnpublishVolume unmounts the target path and removes it. It succeeds when
@@ -93,10 +171,8 @@ func (d *Driver) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVo
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, o := range d.st.Volumes {
-		if _, ok := o.Published[target]; ok && o.ID != id {
-			return &csi.NodeUnpublishVolumeResponse{}, nil
-		}
+	if p, ok := d.pub[target]; ok && p.VolumeID != id {
+		return &csi.NodeUnpublishVolumeResponse{}, nil
 	}
 	for range 8 { // unmount stacked mounts too, if any
 		mounted, err := isMountPoint(target)
@@ -113,13 +189,14 @@ func (d *Driver) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVo
 	if err := os.Remove(target); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, status.Errorf(codes.Internal, "removing target: %v", err)
 	}
-	if v, ok := d.st.Volumes[id]; ok {
-		if _, published := v.Published[target]; published {
-			delete(v.Published, target)
-			if err := d.saveOrInternal(); err != nil {
-				return nil, err
-			}
+	if _, ok := d.pub[target]; ok {
+		delete(d.pub, target)
+		if err := d.savePublished(); err != nil {
+			return nil, err
 		}
+	}
+	if err := d.detachIfUnused(id); err != nil {
+		return nil, err
 	}
 	return &csi.NodeUnpublishVolumeResponse{}, nil
 }
@@ -130,11 +207,8 @@ func (d *Driver) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeSta
 	if req.GetVolumeId() == "" || req.GetVolumePath() == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume ID and volume path are required")
 	}
-	d.mu.Lock()
-	_, ok := d.st.Volumes[req.GetVolumeId()]
-	d.mu.Unlock()
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "volume %q not found", req.GetVolumeId())
+	if _, err := d.nodeVolumeDir(req.GetVolumeId()); err != nil {
+		return nil, err
 	}
 	var fs unix.Statfs_t
 	if err := unix.Statfs(req.GetVolumePath(), &fs); errors.Is(err, unix.ENOENT) {

@@ -72,7 +72,7 @@ func TestCommandRegistersAndStopsOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) // killed: Wait reports that
-	regSock := filepath.Join(regDir, driver.Name+"-reg.sock")
+	regSock := filepath.Join(regDir, driver.ModeLocal.DriverName()+"-reg.sock")
 	waitForSocket(t, regSock, stderr)
 
 	conn, err := grpc.NewClient("unix://"+regSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -86,7 +86,7 @@ func TestCommandRegistersAndStopsOnSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Endpoint != csiSock || info.Name != driver.Name || info.Type != registerapi.CSIPlugin {
+	if info.Endpoint != csiSock || info.Name != driver.ModeLocal.DriverName() || info.Type != registerapi.CSIPlugin {
 		t.Fatalf("GetInfo = %v", info)
 	}
 	csiConn, err := grpc.NewClient("unix://"+info.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -118,6 +118,8 @@ func TestCommandRegistersAndStopsOnSIGTERM(t *testing.T) {
 func TestCommandRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--capacity", "lots"},
+		{"--mode", "tape"},
+		{"--services", "attacher"},
 		{"--endpoint", "tcp://127.0.0.1:1", "--data-dir", t.TempDir()},
 	} {
 		cmd, stderr := command(args...)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `make e2e-cluster-local`: bring up the local cluster (hack/local-cluster.sh), run the cluster
-# suite (e2e/cluster) against it, and take the cluster down again, also when the suite fails
-# (the suite prints the operator log, events, workflows and pod logs of a failed run itself).
+# `make e2e-cluster-local`: bring up the local cluster (hack/local-cluster.sh, LOCAL_CLUSTER_NODES
+# nodes, default 2), run the cluster suite (e2e/cluster) against it, and take the cluster down
+# again, also when the suite fails (the suite prints the operator log, events, workflows and pod
+# logs of a failed run itself).
 # E2E_KEEP_CLUSTER=1 leaves the cluster up for a look (then: hack/local-cluster.sh down).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,9 +27,17 @@ echo "e2e-cluster-local: cluster up in $(($(date +%s) - start)) s" >&2
 # "a new operator image" for the upgrade scenario: the same image under a second tag
 operator=${E2E_OPERATOR_IMAGE:-ghcr.io/rdf-bulkload/rdf-bulkload-operator:0.1.0}
 export E2E_OPERATOR_UPGRADE_IMAGE=$operator-upgrade
-bash "$ROOT/hack/local-cluster.sh" ctr images tag --force "$operator" "$E2E_OPERATOR_UPGRADE_IMAGE" >/dev/null
+for n in $(seq "${LOCAL_CLUSTER_NODES:-2}"); do
+  bash "$ROOT/hack/local-cluster.sh" ctr -n "$n" images tag --force "$operator" "$E2E_OPERATOR_UPGRADE_IMAGE" >/dev/null
+done
 # the node is this machine: the suite may SIGKILL a loader process as the OOM killer would
 export E2E_NODE_LOCAL=1
+# the storage kinds of the local cluster's CSI driver (TestStorageKinds; two nodes)
+if [ "${LOCAL_CLUSTER_NODES:-2}" -ge 2 ]; then
+  export E2E_LOCAL_STORAGE_CLASS=${E2E_LOCAL_STORAGE_CLASS:-local-hostpath} E2E_LOCAL_SNAPSHOT_CLASS=${E2E_LOCAL_SNAPSHOT_CLASS:-local-hostpath-snapshots}
+  export E2E_NETWORK_STORAGE_CLASS=${E2E_NETWORK_STORAGE_CLASS:-network-hostpath} E2E_NETWORK_SNAPSHOT_CLASS=${E2E_NETWORK_SNAPSHOT_CLASS:-network-hostpath-snapshots}
+  export E2E_NO_SNAPSHOTS_STORAGE_CLASS=${E2E_NO_SNAPSHOTS_STORAGE_CLASS:-no-snapshots-hostpath}
+fi
 KUBECONFIG=$OUT/kubeconfig E2E_IMAGE_PULL_POLICY=Never E2E_MINIO_IMAGE=${E2E_MINIO_IMAGE:-quay.io/minio/minio:RELEASE.local} \
   E2E_STORAGE_CLASS=${E2E_STORAGE_CLASS:-local-hostpath} E2E_SNAPSHOT_CLASS=${E2E_SNAPSHOT_CLASS:-local-hostpath-snapshots} \
   make -C "$ROOT" --no-print-directory e2e-cluster

@@ -1,45 +1,65 @@
 #!/usr/bin/env bash
-# A real single-node Kubernetes cluster on this machine, for the cluster suite and for trying
-# the operator without a cloud: etcd, kube-apiserver (service-account token signing),
-# kube-controller-manager, kube-scheduler, kubelet on containerd + runc, a bridge pod network
-# confined to the machine, kube-proxy (iptables) and CoreDNS for Services by name, a test-only
-# hostpath CSI driver with the real external-provisioner, csi-snapshotter and
-# snapshot-controller, and Argo Workflows installed from its own manifests.
+# A real two-node Kubernetes cluster on this machine, for the cluster suite and for trying the
+# operator without a cloud: etcd, kube-apiserver (service-account token signing),
+# kube-controller-manager, kube-scheduler; per node a kubelet on its own containerd + runc, its own
+# pod bridge and pod range, kube-proxy (iptables); CoreDNS for Services by name; a test-only
+# hostpath CSI driver serving three kinds of storage (e2e/csi-hostpath) with the real
+# external-provisioner, csi-snapshotter and snapshot-controller; Argo Workflows installed from its
+# own manifests.
 #
-#   hack/local-cluster.sh up        start it (idempotent; `up` after a crash cleans up first)
-#   hack/local-cluster.sh down      stop everything and leave the machine as it was found
-#   hack/local-cluster.sh status    what runs, and the node's state
-#   hack/local-cluster.sh logs      tail every component's log
-#   hack/local-cluster.sh ctr ...   the node's containerd (namespace k8s.io), e.g. `ctr images ls`
+#   hack/local-cluster.sh up [--nodes N]  start it (N = 1 or 2, default $LOCAL_CLUSTER_NODES or 2;
+#                                         idempotent; `up` after a crash cleans up first)
+#   hack/local-cluster.sh down            stop everything of every node, leave the machine as found
+#   hack/local-cluster.sh status          what runs, and the nodes' state
+#   hack/local-cluster.sh logs            tail every component's log
+#   hack/local-cluster.sh ctr [-n I] ...  node I's containerd (default 1; namespace k8s.io)
+#   hack/local-cluster.sh node-stop I|NAME  stop node I's kubelet, kube-proxy, containerd and pods
+#                                         (a node lost; its CSI node plugins stay, as its disks would)
+#   hack/local-cluster.sh node-start I|NAME start a stopped node again
 #
-# Needs root (kubelet, containerd, mounts, iptables). Everything comes from package registries:
-# Kubernetes and etcd from the Go module proxy (hack/install-kube.sh), the CSI sidecars, CoreDNS,
-# Argo and the pause/argoexec/MinIO images likewise (hack/install-cluster-components.sh),
-# containerd, runc, CNI plugins and iptables from Debian. All cached under $RDF_BULKLOAD_CACHE.
-# Images in $IMAGES_DIR (default out/images, from `make images-oci`) are imported too, and the
-# archives listed in $EXTRA_IMAGES (the cluster suite's test images).
+# Needs root (kubelet, containerd, mounts, iptables, network namespaces). Everything comes from
+# package registries: Kubernetes and etcd from the Go module proxy (hack/install-kube.sh), the CSI
+# sidecars, CoreDNS, Argo and the pause/argoexec/MinIO images likewise
+# (hack/install-cluster-components.sh), containerd, runc, CNI plugins and iptables from Debian. All
+# cached under $RDF_BULKLOAD_CACHE. Images in $IMAGES_DIR (default out/images, from `make
+# images-oci`) are imported into every node's containerd, and the archives listed in $EXTRA_IMAGES
+# (the cluster suite's test images).
 #
-# Network: pods live on the bridge $BRIDGE ($POD_CIDR); they have routes to the pod and Service
-# ranges only, no masquerade, and a FORWARD rule drops anything from the bridge to any other
-# interface: nothing a pod sends leaves the machine. The API server listens on 6443; clients use
-# https://127.0.0.1:6443 (out/local-cluster/kubeconfig); pods use the `kubernetes` Service.
+# Nodes: rdf-bulkload-node-1 runs in the host's network namespace; rdf-bulkload-node-2 runs its
+# kubelet, containerd and kube-proxy in the network namespace rbl-n2 (nsenter --net: the host's
+# mount namespace, so the kubelet, containerd and the CSI node plugins see each other's mounts),
+# with its own root, state dir and socket, kubelet root dir, certificate, cgroup root and pod logs.
+#
+# Network: node 1's pods live on the bridge rbl0 (10.244.0.0/24, the bridge 10.244.0.1 is node 1's
+# address, the API server endpoint and the DNS server); node 2's netns hangs off rbl0 by a veth
+# (10.244.0.2, its node address) and its pods live on its own bridge rbl1 (10.244.1.0/24). Routes
+# join the pod ranges (10.244.0.0/16) and reach the Service range only; no default route, no
+# masquerade, and a FORWARD rule drops anything from rbl0 to any other interface: nothing a pod or
+# node 2 sends leaves the machine. Clients use https://127.0.0.1:6443 (out/local-cluster/kubeconfig).
 # DNS: CoreDNS answers cluster.local (and reverse zones) only; it forwards nothing.
+#
+# Storage (StorageClass → CSI driver, e2e/csi-hostpath/README.md):
+#   local-hostpath (default)  hostpath.csi.test.rdf-bulkload.io  node-local, like TopoLVM;
+#                             VolumeSnapshotClass local-hostpath-snapshots (snapshots stay on the node)
+#   network-hostpath          network.csi.test.rdf-bulkload.io   any node, one at a time, like EBS;
+#                             VolumeSnapshotClass network-hostpath-snapshots (cluster-wide)
+#   no-snapshots-hostpath     nosnap.csi.test.rdf-bulkload.io    node-local without snapshots, like
+#                             local-path: no csi-snapshotter, no VolumeSnapshotClass
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 STATE=${LOCAL_CLUSTER_STATE:-/var/lib/rdf-bulkload-cluster}   # etcd, containerd, kubelet, volumes
 RUN=${LOCAL_CLUSTER_RUN:-/run/rdf-bulkload-cluster}            # sockets, pid files, containerd state
 OUT=${LOCAL_CLUSTER_OUT:-$ROOT/out/local-cluster}               # kubeconfig and logs for the user
 IMAGES_DIR=${IMAGES_DIR:-$ROOT/out/images}
-NODE=${LOCAL_CLUSTER_NODE:-rdf-bulkload-node}
-BRIDGE=rbl0
-POD_CIDR=10.244.0.0/24
-NODE_IP=10.244.0.1           # the bridge's address: the node's InternalIP, API server endpoint, DNS
+NODE_PREFIX=${LOCAL_CLUSTER_NODE:-rdf-bulkload-node}
+NODES=${LOCAL_CLUSTER_NODES:-2}
+BRIDGE=rbl0                  # node 1's pod bridge, which node 2's netns hangs off
+API_IP=10.244.0.1            # rbl0's address: node 1's InternalIP, the API server endpoint, DNS
+CLUSTER_CIDR=10.244.0.0/16   # every node's pod range
 SERVICE_CIDR=10.96.0.0/16
 API_SERVICE_IP=10.96.0.1
 CLUSTER_DOMAIN=cluster.local
-CSI_DRIVER=hostpath.csi.test.rdf-bulkload.io
-STORAGE_CLASS=local-hostpath
-SNAPSHOT_CLASS=local-hostpath-snapshots
+CSI_MODES="local network no-snapshots"
 FW_CHAIN=RDF-BULKLOAD-ISOLATE
 export PATH=/usr/sbin:/sbin:$PATH
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
@@ -49,7 +69,29 @@ die() { log "$*"; exit 1; }
 
 PKI=$STATE/pki
 ADMIN_KUBECONFIG=$STATE/admin.kubeconfig
-CTR() { ctr --address "$RUN/containerd.sock" -n k8s.io "$@"; }
+
+# node_vars I: the names and addresses of node I (1 or 2)
+node_vars() {
+  N=$1
+  NODE=$NODE_PREFIX-$N
+  NSTATE=$STATE/n$N NRUN=$RUN/n$N
+  NODE_POD_CIDR=10.244.$((N - 1)).0/24 NODE_GW=10.244.$((N - 1)).1
+  if [ "$N" = 1 ]; then
+    NODE_IP=$API_IP NODE_BRIDGE=$BRIDGE NETNS= IN_NS=() CGROUP_ROOT=/
+  else
+    NODE_IP=10.244.0.$N NODE_BRIDGE=rbl$((N - 1)) NETNS=rbl-n$N IN_NS=(nsenter "--net=/var/run/netns/rbl-n$N") CGROUP_ROOT=/rbl-n$N
+  fi
+}
+CTR() { # CTR [-n I] ARGS...: node I's containerd
+  local n=1
+  if [ "${1:-}" = -n ]; then n=$2; shift 2; fi
+  ctr --address "$RUN/n$n/containerd.sock" -n k8s.io "$@"
+}
+csi_driver_name() { # the driver of a mode, as e2e/csi-hostpath names it
+  case $1 in local) echo hostpath.csi.test.rdf-bulkload.io ;; network) echo network.csi.test.rdf-bulkload.io ;;
+    no-snapshots) echo nosnap.csi.test.rdf-bulkload.io ;; esac
+}
+storage_class() { case $1 in local) echo local-hostpath ;; network) echo network-hostpath ;; no-snapshots) echo no-snapshots-hostpath ;; esac; }
 
 # --- binaries --------------------------------------------------------------------------------
 resolve_binaries() {
@@ -81,7 +123,17 @@ wait_for() { # wait_for WHAT SECONDS CMD...
   done
   die "$what not ready after ${secs}s (logs: $OUT/logs/)"
 }
-COMPONENTS="etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns csi-driver csi-provisioner csi-snapshotter snapshot-controller"
+# what runs: the control plane, then per node (suffix -nI), then per CSI mode
+components() {
+  local n m
+  echo etcd kube-apiserver kube-controller-manager kube-scheduler coredns snapshot-controller
+  for n in $(seq "$(cat "$STATE/nodes" 2>/dev/null || echo "$NODES")"); do echo "containerd-n$n kubelet-n$n kube-proxy-n$n"; done
+  for m in $CSI_MODES; do
+    echo "csi-$m-controller csi-$m-provisioner"
+    [ "$m" = no-snapshots ] || echo "csi-$m-snapshotter"
+    for n in $(seq "$(cat "$STATE/nodes" 2>/dev/null || echo "$NODES")"); do echo "csi-$m-n$n"; done
+  done
+}
 
 # --- PKI and kubeconfigs ---------------------------------------------------------------------
 pki() {
@@ -97,23 +149,27 @@ pki() {
     openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$1.crt" -days 30 $ext 2>/dev/null
   }
   cert apiserver "/CN=kube-apiserver" \
-    "IP:127.0.0.1,IP:$NODE_IP,IP:$API_SERVICE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.$CLUSTER_DOMAIN"
+    "IP:127.0.0.1,IP:$API_IP,IP:$API_SERVICE_IP,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.$CLUSTER_DOMAIN"
   cert admin "/O=system:masters/CN=kubernetes-admin"
   cert kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
-  cert kubelet "/CN=$NODE" "IP:$NODE_IP,IP:127.0.0.1,DNS:$NODE"
+  local n
+  for n in 1 2; do
+    node_vars "$n"
+    cert "kubelet-n$n" "/CN=$NODE" "IP:$NODE_IP,IP:127.0.0.1,DNS:$NODE"
+  done
   openssl genrsa -out sa.key 2048 2>/dev/null
   openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
   rm -f ./*.csr ./*.ext ./*.srl
   touch .complete
   cd - >/dev/null
 }
-kubeconfig() { # kubeconfig FILE CERTNAME
+kubeconfig() { # kubeconfig FILE CERTNAME [SERVER]
   cat >"$1" <<EOF
 apiVersion: v1
 kind: Config
 clusters:
 - name: rdf-bulkload-local
-  cluster: {server: "https://127.0.0.1:6443", certificate-authority-data: $(base64 -w0 "$PKI/ca.crt")}
+  cluster: {server: "${3:-https://127.0.0.1:6443}", certificate-authority-data: $(base64 -w0 "$PKI/ca.crt")}
 users:
 - name: $2
   user: {client-certificate-data: $(base64 -w0 "$PKI/$2.crt"), client-key-data: $(base64 -w0 "$PKI/$2.key")}
@@ -135,19 +191,47 @@ network_up() {
   sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
   if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
     ip link add "$BRIDGE" type bridge
-    ip addr add "$NODE_IP/24" dev "$BRIDGE"
+    ip addr add "$API_IP/24" dev "$BRIDGE"
   fi
   ip link set "$BRIDGE" up
-  # Confinement: nothing from the pod bridge is forwarded to another interface.
+  # Confinement: nothing from the pod bridge (node 1's pods, node 2 and its pods) is forwarded to
+  # another interface.
   iptables -N "$FW_CHAIN" 2>/dev/null || iptables -F "$FW_CHAIN"
   iptables -A "$FW_CHAIN" -i "$BRIDGE" ! -o "$BRIDGE" -j DROP
   iptables -C FORWARD -j "$FW_CHAIN" 2>/dev/null || iptables -I FORWARD 1 -j "$FW_CHAIN"
-  mkdir -p "$STATE/net.d"
-  cat >"$STATE/net.d/10-rdf-bulkload.conflist" <<EOF
+}
+
+# node_network_up: node N's netns (N > 1) on rbl0, its pod bridge, the routes between pod ranges,
+# and its CNI config
+node_network_up() {
+  if [ -n "$NETNS" ]; then
+    if ! ip netns list | grep -qw "$NETNS"; then
+      ip netns add "$NETNS"
+      ip link add "rbl-n$N" type veth peer name uplink netns "$NETNS"
+      ip link set "rbl-n$N" master "$BRIDGE" up
+    fi
+    "${IN_NS[@]}" sh -ec "
+      ip link set lo up
+      ip addr replace $NODE_IP/24 dev uplink; ip link set uplink up
+      ip link show $NODE_BRIDGE >/dev/null 2>&1 || ip link add $NODE_BRIDGE type bridge
+      ip addr replace $NODE_GW/24 dev $NODE_BRIDGE; ip link set $NODE_BRIDGE up
+      ip route replace $SERVICE_CIDR via $API_IP dev uplink
+      sysctl -qw net.ipv4.ip_forward=1
+      sysctl -qw net.bridge.bridge-nf-call-iptables=1"
+    for other in $(seq "$NODES"); do   # this node's pods reach the other nodes' pod ranges
+      [ "$other" = "$N" ] || [ "$other" = 1 ] || "${IN_NS[@]}" ip route replace "10.244.$((other - 1)).0/24" via "10.244.0.$other" dev uplink
+    done
+    ip route replace "$NODE_POD_CIDR" via "$NODE_IP" dev "$BRIDGE"   # node 1 (and its pods' gateway) to this node's pods
+  fi
+  # node 1's pod addresses start at .16: 10.244.0.2-15 are the other nodes' addresses on rbl0
+  local range_start=""
+  [ "$N" != 1 ] || range_start=', "rangeStart": "10.244.0.16"'
+  mkdir -p "$NSTATE/net.d"
+  cat >"$NSTATE/net.d/10-rdf-bulkload.conflist" <<EOF
 {"cniVersion": "0.4.0", "name": "rdf-bulkload-local", "plugins": [
-  {"type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-   "ipam": {"type": "host-local", "dataDir": "$STATE/cni-ipam", "ranges": [[{"subnet": "$POD_CIDR", "gateway": "$NODE_IP"}]],
-            "routes": [{"dst": "$POD_CIDR"}, {"dst": "$SERVICE_CIDR"}]}},
+  {"type": "bridge", "bridge": "$NODE_BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+   "ipam": {"type": "host-local", "dataDir": "$NSTATE/cni-ipam", "ranges": [[{"subnet": "$NODE_POD_CIDR", "gateway": "$NODE_GW"$range_start}]],
+            "routes": [{"dst": "$CLUSTER_CIDR"}, {"dst": "$SERVICE_CIDR"}]}},
   {"type": "portmap", "capabilities": {"portMappings": true}}]}
 EOF
 }
@@ -160,7 +244,7 @@ control_plane_up() {
     --initial-cluster local=http://127.0.0.1:2380 --listen-metrics-urls http://127.0.0.1:2381
   wait_for etcd 60 curl -sf http://127.0.0.1:2381/health
   start kube-apiserver "$KUBE_BIN/kube-apiserver" \
-    --etcd-servers http://127.0.0.1:2379 --bind-address 0.0.0.0 --secure-port 6443 --advertise-address "$NODE_IP" \
+    --etcd-servers http://127.0.0.1:2379 --bind-address 0.0.0.0 --secure-port 6443 --advertise-address "$API_IP" \
     --service-cluster-ip-range "$SERVICE_CIDR" --authorization-mode Node,RBAC \
     --client-ca-file "$PKI/ca.crt" --tls-cert-file "$PKI/apiserver.crt" --tls-private-key-file "$PKI/apiserver.key" \
     --kubelet-client-certificate "$PKI/kubelet-client.crt" --kubelet-client-key "$PKI/kubelet-client.key" \
@@ -178,52 +262,65 @@ control_plane_up() {
   start kube-scheduler "$KUBE_BIN/kube-scheduler" "${k[@]}"
 }
 
-# --- the node -----------------------------------------------------------------------------------
+# --- a node: containerd, kubelet, kube-proxy (node_vars first) --------------------------------------
 node_up() {
-  mkdir -p "$STATE/containerd" "$RUN/containerd"
-  containerd config default >"$STATE/containerd.toml"
-  sed -i -e "s#^root = .*#root = \"$STATE/containerd\"#" -e "s#^state = .*#state = \"$RUN/containerd\"#" \
+  node_network_up
+  mkdir -p "$NSTATE/containerd" "$NRUN/containerd"
+  containerd config default >"$NSTATE/containerd.toml"
+  sed -i -e "s#^root = .*#root = \"$NSTATE/containerd\"#" -e "s#^state = .*#state = \"$NRUN/containerd\"#" \
     -e 's#restrict_oom_score_adj = false#restrict_oom_score_adj = true#' \
     -e 's#sandbox_image = .*#sandbox_image = "registry.k8s.io/pause:3.10"#' \
-    -e 's#bin_dir = "/opt/cni/bin"#bin_dir = "/usr/lib/cni"#' -e "s#conf_dir = \"/etc/cni/net.d\"#conf_dir = \"$STATE/net.d\"#" \
-    "$STATE/containerd.toml"
-  # containerd's gRPC socket, its debug socket and its ttrpc socket all live under $RUN
-  sed -i -e "s#/run/containerd/containerd.sock#$RUN/containerd.sock#" -e "s#/run/containerd/debug.sock#$RUN/containerd-debug.sock#" \
-    "$STATE/containerd.toml"
-  start containerd containerd --config "$STATE/containerd.toml" --address "$RUN/containerd.sock"
-  wait_for containerd 30 test -S "$RUN/containerd.sock"
-  import_images
-  cat >"$STATE/kubelet.yaml" <<EOF
+    -e 's#bin_dir = "/opt/cni/bin"#bin_dir = "/usr/lib/cni"#' -e "s#conf_dir = \"/etc/cni/net.d\"#conf_dir = \"$NSTATE/net.d\"#" \
+    "$NSTATE/containerd.toml"
+  # containerd's gRPC socket, its debug socket, its ttrpc socket and NRI's all live under $NRUN
+  sed -i -e "s#/run/containerd/containerd.sock#$NRUN/containerd.sock#" -e "s#/run/containerd/debug.sock#$NRUN/containerd-debug.sock#" \
+    -e "s#/var/run/nri/nri.sock#$NRUN/nri.sock#" "$NSTATE/containerd.toml"
+  start "containerd-n$N" "${IN_NS[@]}" containerd --config "$NSTATE/containerd.toml" --address "$NRUN/containerd.sock"
+  wait_for "node $N's containerd" 30 test -S "$NRUN/containerd.sock"
+  import_images "$N"
+  if [ "$CGROUP_ROOT" != / ]; then   # the kubelet wants its cgroup root to exist in every hierarchy
+    for h in /sys/fs/cgroup/*/; do [ -L "${h%/}" ] || mkdir -p "$h${CGROUP_ROOT#/}"; done
+  fi
+  cat >"$NSTATE/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 failCgroupV1: false
 cgroupDriver: cgroupfs
-containerRuntimeEndpoint: unix://$RUN/containerd.sock
+cgroupRoot: $CGROUP_ROOT
+containerRuntimeEndpoint: unix://$NRUN/containerd.sock
 address: $NODE_IP
 readOnlyPort: 0
 healthzBindAddress: 127.0.0.1
-tlsCertFile: $PKI/kubelet.crt
-tlsPrivateKeyFile: $PKI/kubelet.key
+tlsCertFile: $PKI/kubelet-n$N.crt
+tlsPrivateKeyFile: $PKI/kubelet-n$N.key
 authentication: {anonymous: {enabled: false}, webhook: {enabled: true}, x509: {clientCAFile: $PKI/ca.crt}}
 authorization: {mode: Webhook}
-clusterDNS: [$NODE_IP]
+clusterDNS: [$API_IP]
 clusterDomain: $CLUSTER_DOMAIN
 resolvConf: ""
+podLogsDir: $NSTATE/pod-logs
 failSwapOn: false
 enforceNodeAllocatable: []
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {"memory.available": "200Mi", "nodefs.available": "1%", "imagefs.available": "1%"}
 EOF
-  start kubelet "$KUBE_BIN/kubelet" --config "$STATE/kubelet.yaml" --kubeconfig "$ADMIN_KUBECONFIG" \
-    --hostname-override "$NODE" --node-ip "$NODE_IP" --root-dir "$STATE/kubelet" --cert-dir "$STATE/kubelet-pki" --v=1
-  wait_for "node $NODE" 120 sh -c "$KUBECTL get node $NODE -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
-  start kube-proxy "$KUBE_BIN/kube-proxy" --kubeconfig "$ADMIN_KUBECONFIG" --hostname-override "$NODE" \
-    --proxy-mode iptables --cluster-cidr "$POD_CIDR" --bind-address "$NODE_IP" \
+  kubeconfig "$NSTATE/kubeconfig" admin "https://$API_IP:6443"
+  start "kubelet-n$N" "${IN_NS[@]}" "$KUBE_BIN/kubelet" --config "$NSTATE/kubelet.yaml" --kubeconfig "$NSTATE/kubeconfig" \
+    --hostname-override "$NODE" --node-ip "$NODE_IP" --root-dir "$NSTATE/kubelet" --cert-dir "$NSTATE/kubelet-pki" --v=1
+  start "kube-proxy-n$N" "${IN_NS[@]}" "$KUBE_BIN/kube-proxy" --kubeconfig "$NSTATE/kubeconfig" --hostname-override "$NODE" \
+    --proxy-mode iptables --cluster-cidr "$CLUSTER_CIDR" --bind-address "$NODE_IP" \
     --metrics-bind-address 127.0.0.1:10249 --healthz-bind-address 127.0.0.1:10256 --conntrack-max-per-core 0
+}
+
+node_ready() { # node_ready NAME: the node's Ready condition is True
+  $KUBECTL get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null | grep -qx True
+}
+
+dns_up() {
   cat >"$STATE/Corefile" <<EOF
 $CLUSTER_DOMAIN:53 in-addr.arpa:53 ip6.arpa:53 {
-    bind $NODE_IP
+    bind $API_IP
     errors
     health 127.0.0.1:18080
     ready 127.0.0.1:18181
@@ -240,52 +337,68 @@ EOF
   wait_for coredns 60 curl -sf http://127.0.0.1:18181/ready
 }
 
-import_images() {
+import_images() { # import_images I: every image archive into node I's containerd
   local f
   # shellcheck disable=SC2086 # EXTRA_IMAGES is a list of archives
   for f in "$RDF_BULKLOAD_CLUSTER_IMAGES"/*.tar "$IMAGES_DIR"/*.tar ${EXTRA_IMAGES:-}; do
     [ -f "$f" ] || continue
-    CTR images import --no-unpack "$f" >/dev/null 2>>"$OUT/logs/images.log" || die "importing $f failed (see $OUT/logs/images.log)"
-    log "imported $(basename "$f")"
+    CTR -n "$1" images import --no-unpack "$f" >/dev/null 2>>"$OUT/logs/images.log" || die "importing $f into node $1 failed (see $OUT/logs/images.log)"
   done
+  log "node $1: images imported"
 }
 
-# --- storage: CSI driver, sidecars, snapshot controller ------------------------------------------
+# --- storage: the CSI driver in three modes, sidecars, snapshot controller -----------------------
 storage_up() {
   $KUBECTL apply --server-side -f "$SNAPSHOT_CRDS" >/dev/null
-  mkdir -p "$RUN/csi" "$STATE/csi-data"
-  start csi-driver "$CSI_BIN" --endpoint "unix://$RUN/csi/csi.sock" --node-id "$NODE" --data-dir "$STATE/csi-data" \
-    --kubelet-registration-dir "$STATE/kubelet/plugins_registry"
-  wait_for "CSI driver socket" 30 test -S "$RUN/csi/csi.sock"
-  local s=(--csi-address "$RUN/csi/csi.sock" --kubeconfig "$ADMIN_KUBECONFIG" --leader-election=false)
-  start csi-provisioner "$RDF_BULKLOAD_CLUSTER_BIN/csi-provisioner" "${s[@]}" --feature-gates Topology=true \
-    --extra-create-metadata --node-deployment=false
-  start csi-snapshotter "$RDF_BULKLOAD_CLUSTER_BIN/csi-snapshotter" "${s[@]}" --extra-create-metadata
-  start snapshot-controller "$RDF_BULKLOAD_CLUSTER_BIN/snapshot-controller" --kubeconfig "$ADMIN_KUBECONFIG" --leader-election=false
-  $KUBECTL apply -f - >/dev/null <<EOF
+  mkdir -p "$RUN/csi"
+  local m n driver sock objects=""
+  for m in $CSI_MODES; do
+    driver=$(csi_driver_name "$m"); sock=$RUN/csi/$m-controller.sock
+    mkdir -p "$STATE/csi/$m"
+    for n in $(seq "$NODES"); do   # node plugins: in the host's namespaces, registered with node n's kubelet
+      node_vars "$n"
+      start "csi-$m-n$n" "$CSI_BIN" --mode "$m" --services node --node-id "$NODE" --data-dir "$STATE/csi/$m" \
+        --endpoint "unix://$RUN/csi/$m-n$n.sock" --kubelet-registration-dir "$NSTATE/kubelet/plugins_registry"
+    done
+    start "csi-$m-controller" "$CSI_BIN" --mode "$m" --services controller --data-dir "$STATE/csi/$m" --endpoint "unix://$sock"
+    wait_for "CSI controller ($m)" 30 test -S "$sock"
+    local s=(--csi-address "$sock" --kubeconfig "$ADMIN_KUBECONFIG" --leader-election=false)
+    start "csi-$m-provisioner" "$RDF_BULKLOAD_CLUSTER_BIN/csi-provisioner" "${s[@]}" --feature-gates Topology=true \
+      --extra-create-metadata --node-deployment=false
+    [ "$m" = no-snapshots ] || start "csi-$m-snapshotter" "$RDF_BULKLOAD_CLUSTER_BIN/csi-snapshotter" "${s[@]}" --extra-create-metadata
+    objects+="
+---
 apiVersion: storage.k8s.io/v1
 kind: CSIDriver
-metadata: {name: $CSI_DRIVER}
+metadata: {name: $driver}
 spec: {attachRequired: false, podInfoOnMount: false, fsGroupPolicy: File, volumeLifecycleModes: [Persistent]}
 ---
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
-  name: $STORAGE_CLASS
-  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
-provisioner: $CSI_DRIVER
+  name: $(storage_class "$m")
+  annotations: {storageclass.kubernetes.io/is-default-class: \"$([ "$m" = local ] && echo true || echo false)\"}
+provisioner: $driver
 volumeBindingMode: WaitForFirstConsumer
-reclaimPolicy: Delete
+reclaimPolicy: Delete"
+    [ "$m" = no-snapshots ] || objects+="
 ---
 apiVersion: snapshot.storage.k8s.io/v1
 kind: VolumeSnapshotClass
 metadata:
-  name: $SNAPSHOT_CLASS
-  annotations: {snapshot.storage.kubernetes.io/is-default-class: "true"}
-driver: $CSI_DRIVER
-deletionPolicy: Delete
-EOF
-  wait_for "CSI driver registration" 60 sh -c "$KUBECTL get csinode $NODE -o jsonpath='{.spec.drivers[*].name}' | grep -q $CSI_DRIVER"
+  name: $(storage_class "$m")-snapshots
+  annotations: {snapshot.storage.kubernetes.io/is-default-class: \"true\"}
+driver: $driver
+deletionPolicy: Delete"
+  done
+  start snapshot-controller "$RDF_BULKLOAD_CLUSTER_BIN/snapshot-controller" --kubeconfig "$ADMIN_KUBECONFIG" --leader-election=false
+  echo "$objects" | $KUBECTL apply -f - >/dev/null
+  for n in $(seq "$NODES"); do
+    node_vars "$n"
+    for m in $CSI_MODES; do
+      wait_for "CSI driver $m on $NODE" 60 sh -c "$KUBECTL get csinode $NODE -o jsonpath='{.spec.drivers[*].name}' | grep -qw $(csi_driver_name "$m")"
+    done
+  done
 }
 
 # --- Argo Workflows, as a user installs it -------------------------------------------------------
@@ -298,42 +411,57 @@ argo_up() {
 
 # --- commands ---------------------------------------------------------------------------------
 up() {
-  [ "$(id -u)" = 0 ] || die "needs root (kubelet, containerd, mounts, iptables)"
+  [ "$(id -u)" = 0 ] || die "needs root (kubelet, containerd, mounts, iptables, network namespaces)"
+  case $NODES in 1|2) ;; *) die "--nodes: 1 or 2, not $NODES" ;; esac
   if [ -d "$RUN" ] && ! alive kube-apiserver; then log "stale state from an earlier run: cleaning up first"; down; fi
   mkdir -p "$STATE" "$RUN" "$OUT/logs"
+  echo "$NODES" >"$STATE/nodes"
   resolve_binaries
   pki
   kubeconfig "$ADMIN_KUBECONFIG" admin
   network_up
   control_plane_up
-  node_up
+  local n
+  for n in $(seq "$NODES"); do node_vars "$n"; node_up; done
+  for n in $(seq "$NODES"); do node_vars "$n"; wait_for "node $NODE" 120 node_ready "$NODE"; done
+  dns_up
   storage_up
   argo_up
   cp "$ADMIN_KUBECONFIG" "$OUT/kubeconfig"
-  log "up. Use it with:"
+  log "up with $NODES node(s). Use it with:"
   log "  export KUBECONFIG=$OUT/kubeconfig"
   log "  $KUBE_BIN/kubectl get nodes"
-  log "storage class $STORAGE_CLASS (WaitForFirstConsumer), snapshot class $SNAPSHOT_CLASS; logs in $OUT/logs"
+  log "storage classes local-hostpath (default), network-hostpath, no-snapshots-hostpath (all WaitForFirstConsumer);"
+  log "snapshot classes local-hostpath-snapshots, network-hostpath-snapshots; logs in $OUT/logs"
+}
+
+# node_down I: stop node I's kubelet, kube-proxy, containerd and every container of it
+node_down() {
+  node_vars "$1"
+  local id
+  stop_component "kubelet-n$N"; stop_component "kube-proxy-n$N"
+  if [ -S "$NRUN/containerd.sock" ]; then
+    for id in $(CTR -n "$N" tasks ls -q 2>/dev/null); do CTR -n "$N" tasks kill -s KILL "$id" 2>/dev/null || true; done
+    sleep 1
+    for id in $(CTR -n "$N" tasks ls -q 2>/dev/null); do CTR -n "$N" tasks delete -f "$id" 2>/dev/null || true; done
+    for id in $(CTR -n "$N" containers ls -q 2>/dev/null); do CTR -n "$N" containers delete "$id" 2>/dev/null || true; done
+  fi
+  stop_component "containerd-n$N"
+  # shims of pod sandboxes outlive containerd
+  for f in "$NRUN"/containerd/io.containerd.runtime.v2.task/k8s.io/*/shim.pid; do
+    if [ -f "$f" ]; then kill -9 "$(cat "$f")" 2>/dev/null || true; fi
+  done
 }
 
 down() {
-  local c pid
-  # kubelet first, so that it does not restart what is stopped below
-  for c in kubelet kube-proxy coredns csi-provisioner csi-snapshotter snapshot-controller kube-scheduler kube-controller-manager; do
-    stop_component "$c"
+  local c n f
+  # kubelets first, so that they do not restart what is stopped below
+  for n in 1 2; do stop_component "kubelet-n$n"; done
+  for c in coredns snapshot-controller kube-scheduler kube-controller-manager; do stop_component "$c"; done
+  for f in "$RUN"/csi-*.pid; do
+    if [ -f "$f" ]; then stop_component "$(basename "$f" .pid)"; fi
   done
-  if [ -S "$RUN/containerd.sock" ]; then
-    for pid in $(CTR tasks ls -q 2>/dev/null); do CTR tasks kill -s KILL "$pid" 2>/dev/null || true; done
-    sleep 1
-    for pid in $(CTR tasks ls -q 2>/dev/null); do CTR tasks delete -f "$pid" 2>/dev/null || true; done
-    for pid in $(CTR containers ls -q 2>/dev/null); do CTR containers delete "$pid" 2>/dev/null || true; done
-  fi
-  stop_component containerd
-  # shims of pod sandboxes outlive containerd
-  for f in "$RUN"/containerd/io.containerd.runtime.v2.task/k8s.io/*/shim.pid; do
-    if [ -f "$f" ]; then kill -9 "$(cat "$f")" 2>/dev/null || true; fi
-  done
-  stop_component csi-driver
+  for n in 1 2; do node_down "$n"; done
   stop_component kube-apiserver
   stop_component etcd
   # anything else still running that names our state (a crash may have lost a pid file)
@@ -343,8 +471,10 @@ down() {
   grep -E " ($STATE|$RUN)[/ ]" /proc/mounts | awk '{print $2}' | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done || true
   for n in /var/run/netns/cni-*; do
     [ -e "$n" ] || continue
-    if ip netns exec "$(basename "$n")" ip -br addr 2>/dev/null | grep -q "10\.244\.0\."; then ip netns del "$(basename "$n")" 2>/dev/null || true; fi
+    if ip netns exec "$(basename "$n")" ip -br addr 2>/dev/null | grep -q "10\.244\."; then ip netns del "$(basename "$n")" 2>/dev/null || true; fi
   done
+  # node 2's netns: its bridge, veth, routes and iptables rules go with it
+  for n in 2; do ip netns del "rbl-n$n" 2>/dev/null || true; ip link del "rbl-n$n" 2>/dev/null || true; done
   # kube-proxy's own cleanup first; the loop below removes what any component left
   KUBE_BIN=$(cat "$STATE/kube-bin" 2>/dev/null || true)
   if [ -n "$KUBE_BIN" ] && [ -x "$KUBE_BIN/kube-proxy" ]; then "$KUBE_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true; fi
@@ -368,14 +498,14 @@ down() {
   if [ -f "$STATE/sysctl.saved" ]; then
     while read -r kv; do sysctl -qw "$kv" || true; done <"$STATE/sysctl.saved"
   fi
-  # the kubelet's and containerd's cgroups (cgroupfs driver), once empty
+  # the kubelets' and containerd's cgroups (cgroupfs driver), once empty
   for h in /sys/fs/cgroup/*/; do
-    for c in kubepods k8s.io; do
+    for c in kubepods k8s.io rbl-n2; do
       if [ -d "$h$c" ]; then find "$h$c" -depth -type d -exec rmdir {} \; 2>/dev/null || true; fi
     done
   done
   rm -rf "$STATE" "$RUN" "$OUT/kubeconfig"
-  log "down: processes, mounts, bridge $BRIDGE, iptables rules and $STATE removed"
+  log "down: processes, mounts, netns rbl-n2, bridge $BRIDGE, iptables rules and $STATE removed"
 }
 
 stop_component() {
@@ -392,7 +522,7 @@ stop_component() {
 
 status() {
   local c state
-  for c in $COMPONENTS; do
+  for c in $(components); do
     if alive "$c"; then state="running (pid $(cat "$RUN/$c.pid"))"; else state="stopped"; fi
     printf '%-24s %s\n' "$c" "$state"
   done
@@ -402,10 +532,22 @@ status() {
 }
 
 case "${1:-}" in
-  up) up ;;
+  up)
+    shift
+    while [ $# -gt 0 ]; do
+      case $1 in --nodes) NODES=${2:?--nodes N}; shift 2 ;; --nodes=*) NODES=${1#--nodes=}; shift ;; *) die "up: unknown option $1" ;; esac
+    done
+    up ;;
   down) down ;;
   status) status ;;
   logs) tail -n 50 "$OUT"/logs/*.log ;;
   ctr) shift; CTR "$@" ;;
-  *) echo "usage: $0 up|down|status|logs|ctr ARGS..." >&2; exit 2 ;;
+  node-stop)
+    n=${2:?node-stop I|NAME}; n=${n##*-}   # rdf-bulkload-node-2 -> 2
+    node_down "$n"; log "node $NODE stopped (kubelet, kube-proxy, containerd, its containers)" ;;
+  node-start)
+    n=${2:?node-start I|NAME}; n=${n##*-}
+    NODES=$(cat "$STATE/nodes"); resolve_binaries; node_vars "$n"; node_up
+    wait_for "node $NODE" 120 node_ready "$NODE"; log "node $NODE started again" ;;
+  *) echo "usage: $0 up [--nodes N]|down|status|logs|ctr [-n I] ARGS...|node-stop I|NAME|node-start I|NAME" >&2; exit 2 ;;
 esac

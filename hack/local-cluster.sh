@@ -77,7 +77,7 @@ node_vars() {
   NSTATE=$STATE/n$N NRUN=$RUN/n$N
   NODE_POD_CIDR=10.244.$((N - 1)).0/24 NODE_GW=10.244.$((N - 1)).1
   if [ "$N" = 1 ]; then
-    NODE_IP=$API_IP NODE_BRIDGE=$BRIDGE NETNS= IN_NS=() CGROUP_ROOT=/
+    NODE_IP=$API_IP NODE_BRIDGE=$BRIDGE NETNS='' IN_NS=() CGROUP_ROOT=/
   else
     NODE_IP=10.244.0.$N NODE_BRIDGE=rbl$((N - 1)) NETNS=rbl-n$N IN_NS=(nsenter "--net=/var/run/netns/rbl-n$N") CGROUP_ROOT=/rbl-n$N
   fi
@@ -194,6 +194,8 @@ network_up() {
     ip addr add "$API_IP/24" dev "$BRIDGE"
   fi
   ip link set "$BRIDGE" up
+  # node 1 routes between the pods of rbl0 and node 2's uplink on rbl0: no redirects to the pods
+  sysctl -qw "net.ipv4.conf.$BRIDGE.send_redirects=0"
   # Confinement: nothing from the pod bridge (node 1's pods, node 2 and its pods) is forwarded to
   # another interface.
   iptables -N "$FW_CHAIN" 2>/dev/null || iptables -F "$FW_CHAIN"
@@ -280,6 +282,12 @@ node_up() {
   import_images "$N"
   if [ "$CGROUP_ROOT" != / ]; then   # the kubelet wants its cgroup root to exist in every hierarchy
     for h in /sys/fs/cgroup/*/; do [ -L "${h%/}" ] || mkdir -p "$h${CGROUP_ROOT#/}"; done
+    local c   # cgroup v1: a new cpuset has no CPUs or memory nodes until given its parent's
+    for c in cpus mems; do
+      if [ -f "/sys/fs/cgroup/cpuset$CGROUP_ROOT/cpuset.$c" ] && [ -z "$(cat "/sys/fs/cgroup/cpuset$CGROUP_ROOT/cpuset.$c")" ]; then
+        cat "/sys/fs/cgroup/cpuset/cpuset.$c" >"/sys/fs/cgroup/cpuset$CGROUP_ROOT/cpuset.$c"
+      fi
+    done
   fi
   cat >"$NSTATE/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -474,7 +482,7 @@ down() {
     if ip netns exec "$(basename "$n")" ip -br addr 2>/dev/null | grep -q "10\.244\."; then ip netns del "$(basename "$n")" 2>/dev/null || true; fi
   done
   # node 2's netns: its bridge, veth, routes and iptables rules go with it
-  for n in 2; do ip netns del "rbl-n$n" 2>/dev/null || true; ip link del "rbl-n$n" 2>/dev/null || true; done
+  ip netns del rbl-n2 2>/dev/null || true; ip link del rbl-n2 2>/dev/null || true
   # kube-proxy's own cleanup first; the loop below removes what any component left
   KUBE_BIN=$(cat "$STATE/kube-bin" 2>/dev/null || true)
   if [ -n "$KUBE_BIN" ] && [ -x "$KUBE_BIN/kube-proxy" ]; then "$KUBE_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true; fi

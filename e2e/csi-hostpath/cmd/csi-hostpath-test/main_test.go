@@ -14,7 +14,9 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
 	"github.com/rdf-bulkload/rdf-bulkload/e2e/csi-hostpath/driver"
@@ -128,5 +130,35 @@ func TestCommandRejectsBadFlags(t *testing.T) {
 		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
 			t.Errorf("%v: err = %v, want non-zero exit; stderr:\n%s", args, err, stderr)
 		}
+	}
+}
+
+// TestCommandNodePluginOfAMode starts the command as the cluster starts a node plugin of the
+// network mode: it registers under that mode's driver name and serves no controller.
+func TestCommandNodePluginOfAMode(t *testing.T) {
+	dir := shortTempDir(t)
+	csiSock := filepath.Join(dir, "n2.sock")
+	regDir := filepath.Join(dir, "plugins_registry")
+	cmd, stderr := command("--mode", "network", "--services", "node", "--endpoint", "unix://"+csiSock, "--node-id", "node2",
+		"--data-dir", filepath.Join(dir, "data"), "--kubelet-registration-dir", regDir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) // killed: Wait reports that
+	regSock := filepath.Join(regDir, driver.ModeNetwork.DriverName()+"-reg.sock")
+	waitForSocket(t, regSock, stderr)
+	conn, err := grpc.NewClient("unix://"+csiSock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ni, err := csi.NewNodeClient(conn).NodeGetInfo(ctx, &csi.NodeGetInfoRequest{})
+	if err != nil || ni.NodeId != "node2" || ni.AccessibleTopology != nil {
+		t.Errorf("NodeGetInfo = %v, %v; want node2 without topology", ni, err)
+	}
+	if _, err := csi.NewControllerClient(conn).GetCapacity(ctx, &csi.GetCapacityRequest{}); status.Code(err) != codes.Unimplemented {
+		t.Errorf("a node plugin's GetCapacity = %v, want Unimplemented (no controller here)", err)
 	}
 }

@@ -23,6 +23,7 @@ func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCa
 		csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
 		csi.ControllerServiceCapability_RPC_LIST_VOLUMES,
 		csi.ControllerServiceCapability_RPC_GET_CAPACITY,
+		csi.ControllerServiceCapability_RPC_EXPAND_VOLUME,
 	}
 	if d.cfg.Mode.Snapshots() {
 		types = append(types,
@@ -183,6 +184,10 @@ func (d *Driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 			size = min(size, r.GetLimitBytes())
 		}
 	}
+	fs, err := volumeFilesystem(req.GetParameters())
+	if err != nil {
+		return nil, err
+	}
 	src := req.GetVolumeContentSource()
 	srcSnap, srcVol := src.GetSnapshot().GetSnapshotId(), src.GetVolume().GetVolumeId()
 	if src != nil && !d.cfg.Mode.Snapshots() {
@@ -195,7 +200,7 @@ func (d *Driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 		if v.Name != req.GetName() {
 			continue
 		}
-		if !capacityFits(v.CapacityBytes, r) || v.SourceSnapshotID != srcSnap || v.SourceVolumeID != srcVol {
+		if !capacityFits(v.CapacityBytes, r) || v.SourceSnapshotID != srcSnap || v.SourceVolumeID != srcVol || v.FS != fs {
 			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists with different capacity or source", v.Name)
 		}
 		return &csi.CreateVolumeResponse{Volume: d.csiVolume(v)}, nil
@@ -220,7 +225,6 @@ func (d *Driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 	}
 	var node string
 	if d.cfg.Mode.NodeLocal() {
-		var err error
 		if node, err = d.placeVolume(req.GetAccessibilityRequirements(), sourceNode); err != nil {
 			return nil, err
 		}
@@ -232,24 +236,38 @@ func (d *Driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 		return nil, status.Errorf(codes.ResourceExhausted, "%d bytes requested, %d of %d allocated", size, used, d.cfg.Capacity)
 	}
 
-	v := &volume{ID: newID(), Name: req.GetName(), Node: node, CapacityBytes: size, SourceSnapshotID: srcSnap, SourceVolumeID: srcVol}
+	v := &volume{ID: newID(), Name: req.GetName(), Node: node, FS: fs, CapacityBytes: size, SourceSnapshotID: srcSnap, SourceVolumeID: srcVol}
 	dir := d.volumeDir(v)
 	if err := makeDir(dir); err != nil {
 		return nil, status.Errorf(codes.Internal, "creating volume dir: %v", err)
 	}
+	undo := func() {
+		if v.FS != "" {
+			if err := removeFilesystem(dir); err != nil {
+				d.log.Warn("removing the filesystem of a volume not created", "dir", dir, "err", err)
+			}
+		}
+		os.RemoveAll(dir)
+	}
+	if v.FS != "" {
+		if err := makeFilesystem(dir, size); err != nil {
+			os.RemoveAll(dir)
+			return nil, status.Errorf(codes.Internal, "making the volume's filesystem: %v", err)
+		}
+	}
 	if from != "" {
 		if err := copyTree(from, dir); err != nil {
-			os.RemoveAll(dir)
+			undo()
 			return nil, status.Errorf(codes.Internal, "populating volume: %v", err)
 		}
 	}
 	d.st.Volumes[v.ID] = v
 	if err := d.saveOrInternal(); err != nil {
 		delete(d.st.Volumes, v.ID)
-		os.RemoveAll(dir)
+		undo()
 		return nil, err
 	}
-	d.log.Info("created volume", "id", v.ID, "name", v.Name, "node", v.Node, "bytes", v.CapacityBytes, "fromSnapshot", srcSnap, "fromVolume", srcVol)
+	d.log.Info("created volume", "id", v.ID, "name", v.Name, "node", v.Node, "fs", v.FS, "bytes", v.CapacityBytes, "fromSnapshot", srcSnap, "fromVolume", srcVol)
 	return &csi.CreateVolumeResponse{Volume: d.csiVolume(v)}, nil
 }
 
@@ -302,6 +320,11 @@ func (d *Driver) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) (
 	}
 	if node, attached := d.attachedTo(v.ID); attached {
 		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still published on node %s", v.ID, node)
+	}
+	if v.FS != "" {
+		if err := removeFilesystem(d.volumeDir(v)); err != nil {
+			return nil, status.Errorf(codes.Internal, "removing the volume's filesystem: %v", err)
+		}
 	}
 	if err := os.RemoveAll(d.volumeDir(v)); err != nil {
 		return nil, status.Errorf(codes.Internal, "removing volume dir: %v", err)
@@ -504,4 +527,50 @@ func (d *Driver) ListSnapshots(_ context.Context, req *csi.ListSnapshotsRequest)
 		resp.Entries = append(resp.Entries, &csi.ListSnapshotsResponse_Entry{Snapshot: d.csiSnapshot(s)})
 	}
 	return resp, nil
+}
+
+// ControllerExpandVolume grows a volume: its record, and a sized filesystem
+// while no pod has it published (offline expansion); no node step follows.
+func (d *Driver) ControllerExpandVolume(_ context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
+	if req.GetVolumeId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "volume ID missing")
+	}
+	r := req.GetCapacityRange()
+	if r == nil || r.GetRequiredBytes() <= 0 || (r.GetLimitBytes() > 0 && r.GetRequiredBytes() > r.GetLimitBytes()) {
+		return nil, status.Errorf(codes.InvalidArgument, "invalid capacity range %v", r)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v, ok := d.st.Volumes[req.GetVolumeId()]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "volume %q not found", req.GetVolumeId())
+	}
+	if c := req.GetVolumeCapability(); c != nil {
+		if err := checkCapability(c); err != nil {
+			return nil, err
+		}
+	}
+	size := r.GetRequiredBytes()
+	if size <= v.CapacityBytes {
+		return &csi.ControllerExpandVolumeResponse{CapacityBytes: v.CapacityBytes}, nil
+	}
+	if used := d.allocated(v.Node) - v.CapacityBytes; used+size > d.cfg.Capacity {
+		return nil, status.Errorf(codes.OutOfRange, "%d bytes requested, %d of %d allocated to other volumes", size, used, d.cfg.Capacity)
+	}
+	if v.FS != "" {
+		if node, attached := d.attachedTo(v.ID); attached {
+			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is published on node %s: its filesystem grows offline only", v.ID, node)
+		}
+		if err := growFilesystem(d.volumeDir(v), size); err != nil {
+			return nil, status.Errorf(codes.Internal, "growing the volume's filesystem: %v", err)
+		}
+	}
+	old := v.CapacityBytes
+	v.CapacityBytes = size
+	if err := d.saveOrInternal(); err != nil {
+		v.CapacityBytes = old
+		return nil, err
+	}
+	d.log.Info("expanded volume", "id", v.ID, "from", old, "to", size)
+	return &csi.ControllerExpandVolumeResponse{CapacityBytes: size}, nil
 }

@@ -146,6 +146,7 @@ type volume struct {
 	ID               string `json:"id"`
 	Name             string `json:"name"`
 	Node             string `json:"node,omitempty"` // node-local modes: where it lives
+	FS               string `json:"fs,omitempty"`   // ParamFilesystem: "" (a directory) or ext4
 	CapacityBytes    int64  `json:"capacityBytes"`
 	SourceSnapshotID string `json:"sourceSnapshotID,omitempty"`
 	SourceVolumeID   string `json:"sourceVolumeID,omitempty"`
@@ -463,7 +464,9 @@ func (d *Driver) GetPluginCapabilities(context.Context, *csi.GetPluginCapabiliti
 	}
 	// The plugin's capabilities, the same on every socket of the driver: the
 	// controller process and the node plugins together are the plugin.
-	caps := []*csi.PluginCapability{svc(csi.PluginCapability_Service_CONTROLLER_SERVICE)}
+	caps := []*csi.PluginCapability{svc(csi.PluginCapability_Service_CONTROLLER_SERVICE),
+		{Type: &csi.PluginCapability_VolumeExpansion_{VolumeExpansion: &csi.PluginCapability_VolumeExpansion{
+			Type: csi.PluginCapability_VolumeExpansion_OFFLINE}}}}
 	if d.cfg.Mode.NodeLocal() {
 		caps = append(caps, svc(csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS))
 	}

@@ -15,24 +15,38 @@ import (
 // child process: Ginkgo runs one suite per process).
 const sanityModeEnv = "CSI_HOSTPATH_SANITY_MODE"
 
+// sanityFilesystemEnv, if set, is the fs parameter of the suite's volumes.
+const sanityFilesystemEnv = "CSI_HOSTPATH_SANITY_FS"
+
 var ranSpecs = regexp.MustCompile(`Ran (\d+) of (\d+) Specs`)
 
 // TestSanity runs the kubernetes-csi sanity suite (the CSI conformance
 // checks) against the real driver in every mode, deployed as in the cluster:
 // a controller process and a node plugin sharing the data directory, real
-// directories, copies and bind mounts. Specs for capabilities a mode does not
-// claim are skipped by the suite, so a mode without snapshots must run fewer.
+// directories (and, for local, sized ext4 filesystems), copies and bind mounts.
+// Specs for capabilities a mode does not claim are skipped by the suite, so a
+// mode without snapshots must run fewer.
 func TestSanity(t *testing.T) {
 	requireRoot(t)
 	if m := os.Getenv(sanityModeEnv); m != "" {
-		sanityOfMode(t, Mode(m))
+		sanityOfMode(t, Mode(m), os.Getenv(sanityFilesystemEnv))
 		return
 	}
 	ran := map[Mode]int{}
-	for _, m := range Modes {
-		t.Run(string(m), func(t *testing.T) {
+	type run struct {
+		mode Mode
+		fs   string
+	}
+	runs := []run{{ModeLocal, ""}, {ModeNetwork, ""}, {ModeNoSnapshots, ""}, {ModeLocal, "ext4"}}
+	for _, r := range runs {
+		m := r.mode
+		name := string(m)
+		if r.fs != "" {
+			name += "-" + r.fs
+		}
+		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run", "^TestSanity$", "-test.count=1")
-			cmd.Env = append(os.Environ(), sanityModeEnv+"="+string(m))
+			cmd.Env = append(os.Environ(), sanityModeEnv+"="+string(m), sanityFilesystemEnv+"="+r.fs)
 			out, err := cmd.CombinedOutput()
 			if testing.Verbose() {
 				t.Logf("%s", out)
@@ -44,7 +58,9 @@ func TestSanity(t *testing.T) {
 			if match == nil {
 				t.Fatalf("no spec count in the suite's output:\n%s", out)
 			}
-			ran[m], _ = strconv.Atoi(string(match[1]))
+			if r.fs == "" {
+				ran[m], _ = strconv.Atoi(string(match[1]))
+			}
 			t.Logf("mode %s: ran %s of %s specs", m, match[1], match[2])
 		})
 	}
@@ -53,7 +69,7 @@ func TestSanity(t *testing.T) {
 	}
 }
 
-func sanityOfMode(t *testing.T, m Mode) {
+func sanityOfMode(t *testing.T, m Mode, fs string) {
 	dir := shortTempDir(t)
 	unmountUnder(t, dir)
 	node := startDriver(t, nodePlugin(dir, m, "node1"))
@@ -65,5 +81,8 @@ func sanityOfMode(t *testing.T, m Mode) {
 	cfg.TargetPath = filepath.Join(dir, "target")
 	cfg.StagingPath = filepath.Join(dir, "staging")
 	cfg.TestVolumeSize = 16 << 20
+	if fs != "" {
+		cfg.TestVolumeParameters = map[string]string{ParamFilesystem: fs}
+	}
 	sanity.Test(t, cfg)
 }

@@ -2,7 +2,7 @@
 # Everything a single-node test Kubernetes cluster on this machine needs besides the Kubernetes
 # binaries (hack/install-kube.sh) and a CSI driver: Debian packages for the node (containerd,
 # runc, CNI plugins, ...), the cluster add-ons built from the Go module proxy (external-snapshotter,
-# external-provisioner, a CoreDNS without forwarding, Argo Workflows), Argo's install manifests,
+# external-provisioner, external-resizer, a CoreDNS without forwarding, Argo Workflows), Argo's install manifests,
 # and the images the node's containerd needs, as archives for `ctr -n k8s.io images import`
 # (no container engine, no registry):
 #
@@ -21,7 +21,7 @@
 #
 # Every piece is cached in a directory keyed by its version under $RDF_BULKLOAD_CACHE (default
 # ~/.cache/rdf-bulkload) with a stamp; a warm run only checks the stamps (~1 s) and prints:
-#   export RDF_BULKLOAD_CLUSTER_BIN=DIR        coredns csi-provisioner csi-snapshotter snapshot-controller
+#   export RDF_BULKLOAD_CLUSTER_BIN=DIR        coredns csi-provisioner csi-resizer csi-snapshotter snapshot-controller
 #                                              workflow-controller argoexec pause (symlinks into the cache)
 #   export RDF_BULKLOAD_CLUSTER_IMAGES=DIR     pause.tar argoexec.tar argoexec-nonroot.tar
 #                                              workflow-controller.tar minio.tar
@@ -34,10 +34,12 @@
 #                                              (base/crds/{full,minimal}, quick-start, ...)
 #   export RDF_BULKLOAD_CNI_BIN=/usr/lib/cni, RDF_BULKLOAD_MINIO=..., and the image refs
 #     (RDF_BULKLOAD_{PAUSE,ARGOEXEC,WORKFLOW_CONTROLLER,MINIO}_IMAGE)
-# Each Go project is one throwaway module and one `go build` of all its main packages; modules with
-# replace directives (external-snapshotter, external-provisioner) get them repeated there, a local
-# `./dir` replacement becoming the published module at the same release. external-provisioner
-# pins k8s.io/* to v0.33.0 and external-snapshotter to v0.37.0, so they cannot share a module.
+# Each Go project is one throwaway module and one `go build` of all its main packages; modules
+# with replace directives (external-snapshotter, external-provisioner, external-resizer) get them
+# repeated there, a local `./dir` replacement becoming the published module at the same release.
+# external-provisioner
+# and external-resizer pin k8s.io/* to v0.33.0 and external-snapshotter to v0.37.0, so the
+# snapshotter cannot share a module with them.
 # CoreDNS is a custom main (CoreDNS's documented way to choose plugins at compile time) with only
 # the plugins in $COREDNS_PLUGINS, in plugin.cfg order: no `forward`, so it answers only for the
 # zones of its Corefile.
@@ -53,7 +55,7 @@
 #
 # Usage: hack/install-cluster-components.sh [--check]
 #   --check: build/install nothing; list what is missing on stderr, exit 1 if anything is.
-# Env:   SNAPSHOTTER_VERSION (v8.7.0), PROVISIONER_VERSION (v5.3.0), COREDNS_VERSION (v1.15.0; the
+# Env:   SNAPSHOTTER_VERSION (v8.7.0), PROVISIONER_VERSION (v5.3.0), RESIZER_VERSION (v1.14.0), COREDNS_VERSION (v1.15.0; the
 #        proxy serves v1.14.6-v1.15.0), ARGO_VERSION (default: the version in operator/go.mod),
 #        K8S_VERSION (v1.37.1: source of pause.c), MINIO_VERSION/MC_VERSION (see install-minio.sh)
 # Needs: go, python3, root (or sudo) for apt-get. Debian packages are installed only when missing;
@@ -64,6 +66,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${RDF_BULKLOAD_CACHE:-$HOME/.cache/rdf-bulkload}
 SNAPSHOTTER_VERSION=${SNAPSHOTTER_VERSION:-v8.7.0}
 PROVISIONER_VERSION=${PROVISIONER_VERSION:-v5.3.0}
+RESIZER_VERSION=${RESIZER_VERSION:-v1.14.0}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
 ARGO_VERSION=${ARGO_VERSION:-$(awk '$1 == "github.com/argoproj/argo-workflows/v4" {print $2}' "$ROOT/operator/go.mod")}
 K8S_VERSION=${K8S_VERSION:-v1.37.1}
@@ -72,7 +75,7 @@ PAUSE_REF=${PAUSE_IMAGE:-registry.k8s.io/pause:3.10}
 MINIO_REF=${MINIO_IMAGE:-quay.io/minio/minio:RELEASE.local}
 ARGOEXEC_REF=quay.io/argoproj/argoexec:$ARGO_VERSION
 CONTROLLER_REF=quay.io/argoproj/workflow-controller:$ARGO_VERSION
-DEBS="containerd runc containernetworking-plugins iptables busybox-static gcc libc6-dev ca-certificates media-types"
+DEBS="containerd runc containernetworking-plugins iptables busybox-static gcc libc6-dev ca-certificates media-types e2fsprogs"
 OPTIONAL_DEBS="conntrack"
 IMAGE_RECIPE=1   # bump when the image contents below change
 BUSYBOX_APPLETS="sh mkdir ls cat cp mv rm ln env sleep id chroot wget"
@@ -227,6 +230,19 @@ build_provisioner() {
   log "building csi-provisioner $PROVISIONER_VERSION (cold: ~2.5 min)"
   gobuild "$m" "$PROV_DIR" "-X main.version=$PROVISIONER_VERSION" "$mod/cmd/csi-provisioner"
   done_stamp "$PROV_DIR" "$stamp" "external-provisioner" "$t"
+}
+
+# ---------------------------------------------------------------- external-resizer
+RESIZER_DIR=$CACHE/external-resizer-${RESIZER_VERSION#v}
+build_resizer() {
+  local stamp="$RESIZER_VERSION csi-resizer" t=$SECONDS
+  need external-resizer "$RESIZER_DIR" "$stamp" || return 0
+  local mod=github.com/kubernetes-csi/external-resizer m=$CACHE/build/external-resizer-$RESIZER_VERSION
+  mkdir -p "$RESIZER_DIR"
+  gomodule "$m" "$mod" "$RESIZER_VERSION" "$mod/cmd/csi-resizer"
+  log "building csi-resizer $RESIZER_VERSION (cold: ~1 min after external-provisioner)"
+  gobuild "$m" "$RESIZER_DIR" "-X main.version=$RESIZER_VERSION" "$mod/cmd/csi-resizer"
+  done_stamp "$RESIZER_DIR" "$stamp" "external-resizer" "$t"
 }
 
 # ---------------------------------------------------------------- CoreDNS
@@ -423,6 +439,7 @@ build_minio_image() {
 install_debs
 build_snapshotter
 build_provisioner
+build_resizer
 build_coredns
 build_argo
 build_pause
@@ -435,9 +452,9 @@ if [ -n "$CHECK" ]; then
 fi
 
 # one directory of binaries and one of image archives (symlinks into the versioned directories)
-OUT=$CACHE/cluster-components-$(echo "$SNAP_DIR $PROV_DIR $COREDNS_DIR $ARGO_DIR $PAUSE_DIR $MINIO_IMAGE_DIR $PAUSE_REF $MINIO_REF" | sha256sum | cut -c1-12)
+OUT=$CACHE/cluster-components-$(echo "$SNAP_DIR $PROV_DIR $RESIZER_DIR $COREDNS_DIR $ARGO_DIR $PAUSE_DIR $MINIO_IMAGE_DIR $PAUSE_REF $MINIO_REF" | sha256sum | cut -c1-12)
 mkdir -p "$OUT/bin" "$OUT/images"
-for f in "$SNAP_DIR/snapshot-controller" "$SNAP_DIR/csi-snapshotter" "$PROV_DIR/csi-provisioner" "$COREDNS_DIR/coredns" \
+for f in "$SNAP_DIR/snapshot-controller" "$SNAP_DIR/csi-snapshotter" "$PROV_DIR/csi-provisioner" "$RESIZER_DIR/csi-resizer" "$COREDNS_DIR/coredns" \
          "$ARGO_DIR/bin/workflow-controller" "$ARGO_DIR/bin/argoexec" "$PAUSE_DIR/pause"; do
   ln -sfn "$f" "$OUT/bin/$(basename "$f")"
 done

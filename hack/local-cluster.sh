@@ -41,6 +41,8 @@
 # Storage (StorageClass → CSI driver, e2e/csi-hostpath/README.md):
 #   local-hostpath (default)  hostpath.csi.test.rdf-bulkload.io  node-local, like TopoLVM;
 #                             VolumeSnapshotClass local-hostpath-snapshots (snapshots stay on the node)
+#   local-hostpath-sized      the same driver, each volume an ext4 filesystem of its size (a full
+#                             one fails with ENOSPC), expandable while unused (csi-resizer)
 #   network-hostpath          network.csi.test.rdf-bulkload.io   any node, one at a time, like EBS;
 #                             VolumeSnapshotClass network-hostpath-snapshots (cluster-wide)
 #   no-snapshots-hostpath     nosnap.csi.test.rdf-bulkload.io    node-local without snapshots, like
@@ -130,6 +132,7 @@ components() {
   for n in $(seq "$(cat "$STATE/nodes" 2>/dev/null || echo "$NODES")"); do echo "containerd-n$n kubelet-n$n kube-proxy-n$n"; done
   for m in $CSI_MODES; do
     echo "csi-$m-controller csi-$m-provisioner"
+    [ "$m" != local ] || echo "csi-$m-resizer"
     [ "$m" = no-snapshots ] || echo "csi-$m-snapshotter"
     for n in $(seq "$(cat "$STATE/nodes" 2>/dev/null || echo "$NODES")"); do echo "csi-$m-n$n"; done
   done
@@ -374,6 +377,7 @@ storage_up() {
     start "csi-$m-provisioner" "$RDF_BULKLOAD_CLUSTER_BIN/csi-provisioner" "${s[@]}" --feature-gates Topology=true \
       --extra-create-metadata --node-deployment=false
     [ "$m" = no-snapshots ] || start "csi-$m-snapshotter" "$RDF_BULKLOAD_CLUSTER_BIN/csi-snapshotter" "${s[@]}" --extra-create-metadata
+    [ "$m" != local ] || start "csi-$m-resizer" "$RDF_BULKLOAD_CLUSTER_BIN/csi-resizer" "${s[@]}"
     objects+="
 ---
 apiVersion: storage.k8s.io/v1
@@ -387,6 +391,16 @@ metadata:
   name: $(storage_class "$m")
   annotations: {storageclass.kubernetes.io/is-default-class: \"$([ "$m" = local ] && echo true || echo false)\"}
 provisioner: $driver
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Delete"
+    [ "$m" != local ] || objects+="
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-hostpath-sized}
+provisioner: $driver
+parameters: {fs: ext4}
+allowVolumeExpansion: true
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Delete"
     [ "$m" = no-snapshots ] || objects+="
@@ -439,7 +453,7 @@ up() {
   log "up with $NODES node(s). Use it with:"
   log "  export KUBECONFIG=$OUT/kubeconfig"
   log "  $KUBE_BIN/kubectl get nodes"
-  log "storage classes local-hostpath (default), network-hostpath, no-snapshots-hostpath (all WaitForFirstConsumer);"
+  log "storage classes local-hostpath (default), local-hostpath-sized, network-hostpath, no-snapshots-hostpath (all WaitForFirstConsumer);"
   log "snapshot classes local-hostpath-snapshots, network-hostpath-snapshots; logs in $OUT/logs"
 }
 

@@ -11,6 +11,8 @@
 #                                         idempotent; `up` after a crash cleans up first)
 #   hack/local-cluster.sh down            stop everything of every node, leave the machine as found
 #   hack/local-cluster.sh status          what runs, and the nodes' state
+#   hack/local-cluster.sh check           pods on every node reach a Service by name; every
+#                                         StorageClass provisions and mounts a volume
 #   hack/local-cluster.sh logs            tail every component's log
 #   hack/local-cluster.sh ctr [-n I] ...  node I's containerd (default 1; namespace k8s.io)
 #   hack/local-cluster.sh node-stop I|NAME  stop node I's kubelet, kube-proxy, containerd and pods
@@ -108,6 +110,8 @@ resolve_binaries() {
   KUBECTL="$KUBE_BIN/kubectl --kubeconfig $ADMIN_KUBECONFIG"
   echo "$KUBE_BIN" >"$STATE/kube-bin"
 }
+
+resolve_images_env() { eval "$(bash "$ROOT/hack/install-cluster-components.sh")"; }
 
 # --- processes: one pid file each, started in their own session ------------------------------
 start() { # start NAME CMD...: run in the background, log to $OUT/logs/NAME.log
@@ -530,6 +534,81 @@ down() {
   log "down: processes, mounts, netns rbl-n2, bridge $BRIDGE, iptables rules and $STATE removed"
 }
 
+# check: every node runs a pod that reaches a Service by name, served from another node; every
+# StorageClass provisions a volume on the last node
+check() {
+  KUBE_BIN=$(cat "$STATE/kube-bin"); KUBECTL="$KUBE_BIN/kubectl --kubeconfig $ADMIN_KUBECONFIG"
+  NODES=$(cat "$STATE/nodes")
+  local ns=local-cluster-check n last m pods=""
+  node_vars "$NODES"; last=$NODE
+  $KUBECTL delete namespace "$ns" --ignore-not-found --wait >/dev/null
+  $KUBECTL create namespace "$ns" >/dev/null
+  # the server on node 1, behind a Service
+  $KUBECTL -n "$ns" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: server, labels: {app: server}}
+spec:
+  nodeName: $NODE_PREFIX-1
+  containers:
+  - {name: minio, image: $RDF_BULKLOAD_MINIO_IMAGE, imagePullPolicy: Never, args: [minio, server, /data, --address, ":9000"],
+     volumeMounts: [{name: data, mountPath: /data}, {name: tmp, mountPath: /tmp}]}
+  volumes: [{name: data, emptyDir: {}}, {name: tmp, emptyDir: {}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: server}
+spec: {selector: {app: server}, ports: [{port: 9000}]}
+EOF
+  for n in $(seq "$NODES"); do
+    node_vars "$n"
+    $KUBECTL -n "$ns" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: client-n$n}
+spec:
+  nodeName: $NODE
+  restartPolicy: OnFailure
+  containers:
+  - {name: wget, image: $RDF_BULKLOAD_MINIO_IMAGE, imagePullPolicy: Never, command: [sh, -c],
+     args: ["until wget -q -O /dev/null http://server.$ns.svc.$CLUSTER_DOMAIN:9000/minio/health/live; do sleep 1; done"]}
+EOF
+    pods+=" client-n$n"
+  done
+  for m in $CSI_MODES sized; do
+    local sc; sc=$(storage_class "$m"); [ "$m" != sized ] || sc=local-hostpath-sized
+    $KUBECTL -n "$ns" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $sc}
+spec: {storageClassName: $sc, accessModes: [ReadWriteOnce], resources: {requests: {storage: 64Mi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: volume-$sc}
+spec:
+  nodeName: $last
+  restartPolicy: OnFailure
+  containers:
+  - {name: write, image: $RDF_BULKLOAD_MINIO_IMAGE, imagePullPolicy: Never, command: [sh, -c], args: ["echo ok > /v/f && cat /v/f"],
+     volumeMounts: [{name: v, mountPath: /v}]}
+  volumes: [{name: v, persistentVolumeClaim: {claimName: $sc}}]
+EOF
+    pods+=" volume-$sc"
+  done
+  local p ok=1
+  for p in $pods; do
+    if ! $KUBECTL -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded "pod/$p" --timeout 120s >/dev/null 2>&1; then
+      log "check: pod $p did not succeed:"; $KUBECTL -n "$ns" describe pod "$p" | tail -15 >&2; ok=
+    fi
+  done
+  $KUBECTL get nodes -o wide >&2
+  $KUBECTL -n "$ns" get pods,pvc -o wide >&2
+  [ -n "$ok" ] || die "check failed (namespace $ns kept)"
+  $KUBECTL delete namespace "$ns" --wait >/dev/null
+  log "check: every node reached a Service by name on node 1; every StorageClass provisioned a volume on $last"
+}
+
 stop_component() {
   local name=$1 pid
   [ -f "$RUN/$name.pid" ] || return 0
@@ -562,6 +641,7 @@ case "${1:-}" in
     up ;;
   down) down ;;
   status) status ;;
+  check) resolve_images_env; check ;;
   logs) tail -n 50 "$OUT"/logs/*.log ;;
   ctr) shift; CTR "$@" ;;
   node-stop)
@@ -571,5 +651,5 @@ case "${1:-}" in
     n=${2:?node-start I|NAME}; n=${n##*-}
     NODES=$(cat "$STATE/nodes"); resolve_binaries; node_vars "$n"; node_up
     wait_for "node $NODE" 120 node_ready "$NODE"; log "node $NODE started again" ;;
-  *) echo "usage: $0 up [--nodes N]|down|status|logs|ctr [-n I] ARGS...|node-stop I|NAME|node-start I|NAME" >&2; exit 2 ;;
+  *) echo "usage: $0 up [--nodes N]|down|status|logs|ctr [-n I] ARGS...|check|node-stop I|NAME|node-start I|NAME" >&2; exit 2 ;;
 esac

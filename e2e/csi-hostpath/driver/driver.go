@@ -275,12 +275,18 @@ func (d *Driver) Run(ctx context.Context) error {
 	if d.cfg.Node {
 		locks = append(locks, d.nodePath(d.cfg.NodeID, "lock"))
 	}
+	var held []*os.File
+	defer func() {
+		for _, f := range held {
+			f.Close()
+		}
+	}()
 	for _, p := range locks {
 		lock, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
 			return err
 		}
-		defer lock.Close()
+		held = append(held, lock)
 		if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			return fmt.Errorf("%s is in use by another driver: %w", filepath.Dir(p), err)
 		}

@@ -24,6 +24,7 @@ export E2E_SPARQL_POLL_IMAGE E2E_PROMETHEUS_IMAGE=$PROMETHEUS_IMAGE
 start=$(date +%s)
 EXTRA_IMAGES="$ROOT/out/e2e-images/sparql-poll.tar $PROMETHEUS_IMAGE_TAR" bash "$ROOT/hack/local-cluster.sh" up
 echo "e2e-cluster-local: cluster up in $(($(date +%s) - start)) s" >&2
+bash "$ROOT/hack/local-cluster.sh" check
 # "a new operator image" for the upgrade scenario: the same image under a second tag
 operator=${E2E_OPERATOR_IMAGE:-ghcr.io/rdf-bulkload/rdf-bulkload-operator:0.1.0}
 export E2E_OPERATOR_UPGRADE_IMAGE=$operator-upgrade

@@ -107,10 +107,8 @@ func (s *suite) storageScenario(ctx context.Context, k storageKind, otherNode, b
 	prefix := "storage/" + k.name + "/"
 	fuseki := name + "-fuseki"
 	s.cloneFuseki(ctx, fuseki)
-	serveNode := ""
 	if !k.nodeLocal {
-		serveNode = otherNode
-		s.pinDeployment(ctx, fuseki, serveNode)
+		s.pinDeployment(ctx, fuseki, otherNode)
 	}
 	d := filepath.Join(dir, k.name)
 	if err := os.MkdirAll(d, 0o755); err != nil {

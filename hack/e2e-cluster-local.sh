@@ -38,6 +38,9 @@ if [ "${LOCAL_CLUSTER_NODES:-2}" -ge 2 ]; then
   export E2E_LOCAL_STORAGE_CLASS=${E2E_LOCAL_STORAGE_CLASS:-local-hostpath} E2E_LOCAL_SNAPSHOT_CLASS=${E2E_LOCAL_SNAPSHOT_CLASS:-local-hostpath-snapshots}
   export E2E_NETWORK_STORAGE_CLASS=${E2E_NETWORK_STORAGE_CLASS:-network-hostpath} E2E_NETWORK_SNAPSHOT_CLASS=${E2E_NETWORK_SNAPSHOT_CLASS:-network-hostpath-snapshots}
   export E2E_NO_SNAPSHOTS_STORAGE_CLASS=${E2E_NO_SNAPSHOTS_STORAGE_CLASS:-no-snapshots-hostpath}
+  export E2E_SIZED_STORAGE_CLASS=${E2E_SIZED_STORAGE_CLASS:-local-hostpath-sized}
+  # the suite stops a node (and starts it again) with `$E2E_NODE_CONTROL node-stop|node-start NAME`
+  export E2E_NODE_CONTROL="bash $ROOT/hack/local-cluster.sh"
 fi
 KUBECONFIG=$OUT/kubeconfig E2E_IMAGE_PULL_POLICY=Never E2E_MINIO_IMAGE=${E2E_MINIO_IMAGE:-quay.io/minio/minio:RELEASE.local} \
   E2E_STORAGE_CLASS=${E2E_STORAGE_CLASS:-local-hostpath} E2E_SNAPSHOT_CLASS=${E2E_SNAPSHOT_CLASS:-local-hostpath-snapshots} \

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -72,11 +74,169 @@ func TestStorageKinds(t *testing.T) {
 		t.Fatalf("the storage scenarios need two Ready nodes, the cluster has %v", nodes)
 	}
 	dir := t.TempDir()
-	for _, k := range kinds {
-		t.Run(k.name, func(t *testing.T) {
-			t.Parallel()
-			s.with(t).storageScenario(ctx, k, nodes[0], nodes[1], dir)
-		})
+	t.Run("kinds", func(t *testing.T) {
+		for _, k := range kinds {
+			t.Run(k.name, func(t *testing.T) {
+				t.Parallel()
+				s.with(t).storageScenario(ctx, k, nodes[0], nodes[1], dir)
+			})
+		}
+		if sc := os.Getenv("E2E_NO_SNAPSHOTS_STORAGE_CLASS"); sc != "" {
+			t.Run("no-snapshots", func(t *testing.T) { t.Parallel(); s.with(t).snapshotlessStalls(ctx, sc, dir) })
+		} else {
+			t.Logf("E2E_NO_SNAPSHOTS_STORAGE_CLASS unset: the no-snapshots scenario does not run")
+		}
+	})
+	if sc := os.Getenv("E2E_SIZED_STORAGE_CLASS"); sc != "" && kinds[0].nodeLocal {
+		t.Run("scratch-too-small", func(t *testing.T) { s.with(t).scratchTooSmall(ctx, sc, kinds[0].snapshotClass, dir) })
+	} else {
+		t.Logf("E2E_SIZED_STORAGE_CLASS unset: the scratch-too-small scenario does not run")
+	}
+	// last: it takes a node away
+	if control := os.Getenv("E2E_NODE_CONTROL"); control != "" && kinds[0].nodeLocal {
+		t.Run("node-lost", func(t *testing.T) { s.with(t).nodeLostMidBuild(ctx, kinds[0], control, nodes, dir) })
+	} else {
+		t.Logf("E2E_NODE_CONTROL unset or no node-local kind: the node-lost scenario does not run")
+	}
+}
+
+// snapshotlessStalls: a BulkLoad on a StorageClass whose provisioner cannot snapshot ends
+// Stalled/SnapshotUnsupported before anything is created, and says what is missing.
+func (s *suite) snapshotlessStalls(ctx context.Context, storageClass, dir string) {
+	t := s.t
+	const name = "storage-no-snapshots"
+	prefix := "storage/no-snapshots/"
+	d := filepath.Join(dir, "no-snapshots")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.upload(ctx, prefix, true, writeDump(t, d, "dump.nt.gz", name, 1000))
+	bl := s.sampleBulkLoad()
+	bl.SetName(name)
+	setField(t, bl, prefix, "spec", "source", "prefix")
+	setField(t, bl, prefix+"_SUCCESS", "spec", "source", "completion", "marker")
+	setField(t, bl, storageClass, "spec", "database", "storageClassName")
+	unstructured.RemoveNestedField(bl.Object, "spec", "snapshot", "volumeSnapshotClassName") // the driver's default, if any
+	created := time.Now()
+	s.createBulkLoad(ctx, bl)
+	var msg string
+	s.waitBulkLoad(ctx, name, "Stalled/SnapshotUnsupported", time.Minute, func(u *unstructured.Unstructured) bool {
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Stalled" && m["status"] == "True" && m["reason"] == "SnapshotUnsupported" {
+				msg = fmt.Sprint(m["message"])
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("Stalled/SnapshotUnsupported %.0f s after the BulkLoad was created: %s", time.Since(created).Seconds(), msg)
+	if !strings.Contains(msg, "VolumeSnapshotClass") {
+		t.Errorf("the message does not say what is missing (a VolumeSnapshotClass for the driver): %q", msg)
+	}
+	// nothing was created, and nothing is, a while later
+	time.Sleep(10 * time.Second)
+	if pvcs := s.pvcNames(ctx, name); len(pvcs) != 0 {
+		t.Errorf("volumes created for a class that cannot snapshot: %v", pvcs)
+	}
+	wfs, err := s.dyn.Resource(workflowGVR).Namespace(s.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wfs.Items {
+		if strings.HasPrefix(w.GetName(), name) {
+			t.Errorf("workflow %s created for a class that cannot snapshot", w.GetName())
+		}
+	}
+}
+
+// nodeLostMidBuild: the node running a build's load step stops (kubelet, kube-proxy,
+// containerd and its containers, as a machine that dies; its disks stay). The build says so
+// (a NodeLost event), starts a new attempt on the other node, reaches Ready, and Fuseki's
+// answers equal Jena's own load of the dump. The node comes back at the end.
+func (s *suite) nodeLostMidBuild(ctx context.Context, k storageKind, control string, nodes []string, dir string) {
+	t := s.t
+	const name = "storage-node-lost"
+	prefix := "storage/node-lost/"
+	fuseki := name + "-fuseki"
+	survivor, doomed := nodes[0], nodes[1]
+	// Fuseki on the node that stays; the first attempt on the one that goes (the survivor is
+	// cordoned until the load runs)
+	s.cloneFuseki(ctx, fuseki)
+	s.pinDeployment(ctx, fuseki, survivor)
+	d := filepath.Join(dir, "node-lost")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dump := writeDump(t, d, "dump.nt.gz", name, storageDump)
+	s.upload(ctx, prefix, true, dump)
+	bl := s.sampleBulkLoad()
+	bl.SetName(name)
+	setField(t, bl, prefix, "spec", "source", "prefix")
+	setField(t, bl, prefix+"_SUCCESS", "spec", "source", "completion", "marker")
+	setField(t, bl, k.storageClass, "spec", "database", "storageClassName")
+	setField(t, bl, k.snapshotClass, "spec", "snapshot", "volumeSnapshotClassName")
+	setField(t, bl, "Delete", "spec", "snapshot", "onDelete")
+	setField(t, bl, fuseki, "spec", "serving", "name")
+	setField(t, bl, "30s", "spec", "build", "nodeLossGracePeriod")
+	// one thread at a third of a core: still loading when the node goes
+	setField(t, bl, int64(1), "spec", "loader", "threads")
+	setField(t, bl, map[string]any{"requests": map[string]any{"cpu": "300m", "memory": "1Gi"},
+		"limits": map[string]any{"cpu": "300m", "memory": "2Gi"}}, "spec", "loader", "resources")
+	s.cordon(ctx, survivor, true)
+	cordoned := true
+	defer func() {
+		if cordoned {
+			s.cordon(ctx, survivor, false)
+		}
+	}()
+	s.createBulkLoad(ctx, bl)
+	first := s.stepPod(ctx, name+"-", "load")
+	s.cordon(ctx, survivor, false)
+	cordoned = false
+	if first.Spec.NodeName != doomed {
+		t.Fatalf("the first load runs on %s, want %s (the other node was cordoned)", first.Spec.NodeName, doomed)
+	}
+	stopped := time.Now()
+	if out, err := exec.CommandContext(ctx, "sh", "-c", control+` node-stop "$0"`, doomed).CombinedOutput(); err != nil {
+		t.Fatalf("stopping node %s: %v\n%s", doomed, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("sh", "-c", control+` node-start "$0"`, doomed).CombinedOutput(); err != nil {
+			t.Errorf("starting node %s again: %v\n%s", doomed, err, out)
+		}
+	})
+	s.readyWith(ctx, name, "", 2*buildTimeout)
+	t.Logf("Ready %.0f s after node %s stopped", time.Since(stopped).Seconds(), doomed)
+	second := s.stepPod(ctx, name+"-", "load", first.Name)
+	if second.Spec.NodeName != survivor {
+		t.Errorf("the new attempt's load ran on %s, want %s", second.Spec.NodeName, survivor)
+	}
+	ev, err := s.kube.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := false
+	for _, e := range ev.Items {
+		if e.Reason == "NodeLost" && strings.Contains(e.Message, doomed) {
+			said = true
+		}
+	}
+	if !said {
+		t.Errorf("no NodeLost event naming %s", doomed)
+	}
+	if got := s.fusekiAnswer(ctx, fuseki, revisionQuery); got != name {
+		t.Errorf("Fuseki answers %q, want %q", got, name)
+	}
+	s.compareWithJena(ctx, fuseki, dump)
+}
+
+// cordon marks a node (un)schedulable, as kubectl cordon/uncordon does.
+func (s *suite) cordon(ctx context.Context, node string, on bool) {
+	patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
+	if _, err := s.kube.CoreV1().Nodes().Patch(ctx, node, "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+		s.t.Fatalf("cordon %s=%t: %v", node, on, err)
 	}
 }
 
@@ -273,5 +433,65 @@ func (s *suite) timePhases(ctx context.Context, name string) func() phaseTimes {
 		mu.Lock()
 		defer mu.Unlock()
 		return seen
+	}
+}
+
+// scratchTooSmall: a build whose scratch volume (a class with real sizes) fills up after the
+// parse checkpoint fails with exit 5 and keeps its volumes; raising spec.database.scratchSize
+// grows the same scratch volume, and the next attempt resumes from the checkpoint (no second
+// parse) and reaches Ready.
+func (s *suite) scratchTooSmall(ctx context.Context, storageClass, snapshotClass, dir string) {
+	t := s.t
+	const name = "storage-scratch"
+	prefix := "storage/scratch/"
+	fuseki := name + "-fuseki"
+	s.cloneFuseki(ctx, fuseki)
+	d := filepath.Join(dir, "scratch")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dump := writeDump(t, d, "dump.nt.gz", name, 500000)
+	s.upload(ctx, prefix, true, dump)
+	bl := s.sampleBulkLoad()
+	bl.SetName(name)
+	setField(t, bl, prefix, "spec", "source", "prefix")
+	setField(t, bl, prefix+"_SUCCESS", "spec", "source", "completion", "marker")
+	setField(t, bl, storageClass, "spec", "database", "storageClassName")
+	setField(t, bl, snapshotClass, "spec", "snapshot", "volumeSnapshotClassName")
+	setField(t, bl, "Delete", "spec", "snapshot", "onDelete")
+	setField(t, bl, fuseki, "spec", "serving", "name")
+	// room for the fetched dump, not for the loader's sort runs
+	setField(t, bl, "24Mi", "spec", "database", "scratchSize")
+	s.createBulkLoad(ctx, bl)
+	first := s.stepPod(ctx, name+"-", "load")
+	u := s.waitBulkLoad(ctx, name, "failing on the full scratch disk", buildTimeout, func(u *unstructured.Unstructured) bool {
+		return statusString(u, "phase") == "Failed"
+	})
+	if _, reason := condition(u, "Ready"); reason != "ResourceExhausted" {
+		t.Errorf("the failed build's reason is %q, want ResourceExhausted (exit 5)", reason)
+	}
+	kept := s.pvcNames(ctx, name)
+	if len(kept) == 0 {
+		t.Fatalf("the failed build's volumes were deleted: nothing to resume from (status %s)", yamlOf(u.Object["status"]))
+	}
+	t.Logf("kept after exit 5: %v", kept)
+	s.patchBulkLoad(ctx, name, map[string]any{"database": map[string]any{"scratchSize": "1Gi"}})
+	s.readyWith(ctx, name, "", buildTimeout)
+	second := s.stepPod(ctx, name+"-", "load", first.Name)
+	log := s.podLog(ctx, second.Name, "main")
+	if !strings.Contains(log, `"event":"resuming"`) || strings.Contains(log, `"event":"phase_done","phase":"parse"`) {
+		t.Errorf("the second load did not resume after the parse checkpoint (resuming, no second parse); its log:\n%s", tail(log, 4000))
+	}
+	for _, claim := range kept {
+		pvc, err := s.kube.CoreV1().PersistentVolumeClaims(s.ns).Get(ctx, claim, metav1.GetOptions{})
+		if err != nil {
+			continue // the data volume may be pruned after the handoff
+		}
+		if got := pvc.Status.Capacity.Storage(); strings.Contains(claim, "scratch") && got.Cmp(resource.MustParse("1Gi")) < 0 {
+			t.Errorf("scratch volume %s holds %s after scratchSize was raised to 1Gi", claim, got)
+		}
+	}
+	if got := s.fusekiAnswer(ctx, fuseki, revisionQuery); got != name {
+		t.Errorf("Fuseki answers %q, want %q", got, name)
 	}
 }

@@ -587,7 +587,8 @@ apiVersion: v1
 kind: Pod
 metadata: {name: volume-$sc}
 spec:
-  nodeName: $last
+  # through the scheduler (not nodeName), which picks the WaitForFirstConsumer claim's node
+  nodeSelector: {kubernetes.io/hostname: $last}
   restartPolicy: OnFailure
   containers:
   - {name: write, image: $RDF_BULKLOAD_MINIO_IMAGE, imagePullPolicy: Never, command: [sh, -c], args: ["echo ok > /v/f && cat /v/f"],

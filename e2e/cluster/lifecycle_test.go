@@ -300,8 +300,15 @@ func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
 	if got := s.fusekiAnswer(ctx, faultsFuseki, revisionQuery); got != "faults" {
 		t.Errorf("after the failed build %s answers %q, want the previous database's \"faults\"", faultsFuseki, got)
 	}
-	if got := s.pvcNames(ctx, faults); !slices.Equal(got, pvcsBefore) {
-		t.Errorf("PVCs after the failed build %v, before it %v", got, pvcsBefore)
+	// the failed build's own volumes are kept for an attempt that resumes on them (exit 5 keeps
+	// work); nothing else is created or deleted
+	kept, _, _ := unstructured.NestedStringSlice(u.Object, "status", "keptVolumes", "claims")
+	if len(kept) != 2 {
+		t.Errorf("status.keptVolumes.claims %v after a failure on the memory budget, want its data and scratch volumes", kept)
+	}
+	want := slices.Sorted(slices.Values(append(slices.Clone(pvcsBefore), kept...)))
+	if got := s.pvcNames(ctx, faults); !slices.Equal(got, want) {
+		t.Errorf("PVCs after the failed build %v, want those before it %v and the kept %v", got, pvcsBefore, kept)
 	}
 
 	// --- 5b. Deletion with onDelete: Delete ----------------------------------------------------

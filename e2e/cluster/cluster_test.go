@@ -305,11 +305,24 @@ func (s *suite) installChart(ctx context.Context) {
 		"--set", "metrics.reader.subjects[0].kind=ServiceAccount", "--set", "metrics.reader.subjects[0].name=" + scraperSA,
 		"--set", "metrics.reader.subjects[0].namespace=" + s.ns,
 		"--set", "replicaCount=1"}
+	if node := os.Getenv("E2E_INFRA_NODE"); node != "" {
+		args = append(args, "--set", "nodeSelector.kubernetes\\.io/hostname="+node, "--set", "fuseki.nodeSelector.kubernetes\\.io/hostname="+node)
+	}
 	cmd := exec.CommandContext(ctx, s.helm, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		s.t.Fatalf("helm install: %v\n%s", err, out)
 	}
 	s.t.Logf("chart installed (operator %s:%s, loader %s:%s)", opRepo, opTag, ldRepo, ldTag)
+}
+
+// infraNodeSelector keeps the suite's own servers (MinIO, the operator, the chart's Fuseki) on
+// the node E2E_INFRA_NODE names, if any: a scenario that stops another node then loses only
+// the builds it meant to.
+func infraNodeSelector() map[string]string {
+	if node := os.Getenv("E2E_INFRA_NODE"); node != "" {
+		return map[string]string{"kubernetes.io/hostname": node}
+	}
+	return nil
 }
 
 func (s *suite) startMinIO(ctx context.Context) {
@@ -340,6 +353,7 @@ func (s *suite) startMinIO(ctx context.Context) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
+					NodeSelector:                 infraNodeSelector(),
 					AutomountServiceAccountToken: &no,
 					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &uid, FSGroup: &uid,
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},

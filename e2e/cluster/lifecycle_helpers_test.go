@@ -223,7 +223,9 @@ func (s *suite) listedAfter(ctx context.Context, name string, t time.Time) *unst
 // readyWith waits until the BulkLoad is Ready with a lastBuiltRevision other than not.
 func (s *suite) readyWith(ctx context.Context, name, not string, timeout time.Duration) *unstructured.Unstructured {
 	return s.waitBulkLoad(ctx, name, "Ready with a new revision", timeout, func(u *unstructured.Unstructured) bool {
-		if statusString(u, "phase") == "Failed" {
+		// a Failed status of an earlier generation is the one a patch just answered
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		if statusString(u, "phase") == "Failed" && observed == u.GetGeneration() {
 			b, _ := json.MarshalIndent(u.Object["status"], "", "  ")
 			s.t.Fatalf("BulkLoad %s failed:\n%s", name, b)
 		}
@@ -638,6 +640,7 @@ type logCapture struct {
 	mu   sync.Mutex
 	logs map[string]string // "instance/container" -> log
 	node map[string]string // instance -> Argo node name (step pods)
+	host map[string]string // instance -> the Kubernetes node it ran on
 }
 
 // instance names one pod: Argo recreates a deleted step pod under the same name.
@@ -646,7 +649,7 @@ func instance(p *corev1.Pod) string { return p.Name + "#" + string(p.UID) }
 // captureLogs follows every container of every pod matching selector from now on. A watch, not
 // a poll: a retried step's pod may live for two seconds, and Argo deletes it once it succeeded.
 func (s *suite) captureLogs(ctx context.Context, selector string) *logCapture {
-	c := &logCapture{logs: map[string]string{}, node: map[string]string{}}
+	c := &logCapture{logs: map[string]string{}, node: map[string]string{}, host: map[string]string{}}
 	seen := map[string]bool{}
 	follow := func(pod, container, key string) {
 		rc, err := s.kube.CoreV1().Pods(s.ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Follow: true}).Stream(ctx)
@@ -682,6 +685,7 @@ func (s *suite) captureLogs(ctx context.Context, selector string) *logCapture {
 					seen[key] = true
 					c.mu.Lock()
 					c.node[instance(p)] = p.Annotations["workflows.argoproj.io/node-name"]
+					c.host[instance(p)] = p.Spec.NodeName
 					c.mu.Unlock()
 					go follow(p.Name, ctr.Name, key)
 				}
@@ -713,6 +717,32 @@ func (c *logCapture) stepLogs(bulkLoad, step string) map[string]string {
 		}
 	}
 	return out
+}
+
+// hostOf is the Kubernetes node a captured pod instance ran on.
+func (c *logCapture) hostOf(inst string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.host[inst]
+}
+
+// otherStep is the one pod instance of a BulkLoad's step other than skip (a retry or a
+// later attempt, which Argo may have deleted since), with its log.
+func (c *logCapture) otherStep(t *testing.T, bulkLoad, step string, skip *corev1.Pod) (inst, log string) {
+	t.Helper()
+	for i, l := range c.stepLogs(bulkLoad, step) {
+		if i == instance(skip) {
+			continue
+		}
+		if inst != "" {
+			t.Fatalf("more than one %s pod of %s besides %s: %s and %s", step, bulkLoad, skip.Name, inst, i)
+		}
+		inst, log = i, l
+	}
+	if inst == "" {
+		t.Fatalf("no %s pod of %s ran besides %s", step, bulkLoad, skip.Name)
+	}
+	return inst, log
 }
 
 func (c *logCapture) all() string {

@@ -73,6 +73,7 @@ func TestStorageKinds(t *testing.T) {
 	if len(nodes) < 2 {
 		t.Fatalf("the storage scenarios need two Ready nodes, the cluster has %v", nodes)
 	}
+	stepLogs := s.captureLogs(ctx, workflowPodLabel) // Argo deletes succeeded step pods
 	dir := t.TempDir()
 	t.Run("kinds", func(t *testing.T) {
 		for _, k := range kinds {
@@ -88,15 +89,15 @@ func TestStorageKinds(t *testing.T) {
 		}
 	})
 	if sc := os.Getenv("E2E_SIZED_STORAGE_CLASS"); sc != "" && kinds[0].nodeLocal {
-		t.Run("scratch-too-small", func(t *testing.T) { s.with(t).scratchTooSmall(ctx, sc, kinds[0].snapshotClass, dir) })
+		t.Run("scratch-too-small", func(t *testing.T) { s.with(t).scratchTooSmall(ctx, stepLogs, sc, kinds[0].snapshotClass, dir) })
 	} else {
 		t.Logf("E2E_SIZED_STORAGE_CLASS unset: the scratch-too-small scenario does not run")
 	}
-	// last: it takes a node away
-	if control := os.Getenv("E2E_NODE_CONTROL"); control != "" && kinds[0].nodeLocal {
-		t.Run("node-lost", func(t *testing.T) { s.with(t).nodeLostMidBuild(ctx, kinds[0], control, nodes, dir) })
+	// last: it takes a node away (not E2E_INFRA_NODE, where the operator and MinIO run)
+	if control, infra := os.Getenv("E2E_NODE_CONTROL"), os.Getenv("E2E_INFRA_NODE"); control != "" && infra != "" && kinds[0].nodeLocal {
+		t.Run("node-lost", func(t *testing.T) { s.with(t).nodeLostMidBuild(ctx, stepLogs, kinds[0], control, infra, nodes, dir) })
 	} else {
-		t.Logf("E2E_NODE_CONTROL unset or no node-local kind: the node-lost scenario does not run")
+		t.Logf("E2E_NODE_CONTROL or E2E_INFRA_NODE unset, or no node-local kind: the node-lost scenario does not run")
 	}
 }
 
@@ -155,12 +156,15 @@ func (s *suite) snapshotlessStalls(ctx context.Context, storageClass, dir string
 // containerd and its containers, as a machine that dies; its disks stay). The build says so
 // (a NodeLost event), starts a new attempt on the other node, reaches Ready, and Fuseki's
 // answers equal Jena's own load of the dump. The node comes back at the end.
-func (s *suite) nodeLostMidBuild(ctx context.Context, k storageKind, control string, nodes []string, dir string) {
+func (s *suite) nodeLostMidBuild(ctx context.Context, logs *logCapture, k storageKind, control, survivor string, nodes []string, dir string) {
 	t := s.t
 	const name = "storage-node-lost"
 	prefix := "storage/node-lost/"
 	fuseki := name + "-fuseki"
-	survivor, doomed := nodes[0], nodes[1]
+	if !slices.Contains(nodes, survivor) {
+		t.Fatalf("E2E_INFRA_NODE %s is not a Ready node (%v)", survivor, nodes)
+	}
+	doomed := nodes[slices.IndexFunc(nodes, func(n string) bool { return n != survivor })]
 	// Fuseki on the node that stays; the first attempt on the one that goes (the survivor is
 	// cordoned until the load runs)
 	s.cloneFuseki(ctx, fuseki)
@@ -209,9 +213,9 @@ func (s *suite) nodeLostMidBuild(ctx context.Context, k storageKind, control str
 	})
 	s.readyWith(ctx, name, "", 2*buildTimeout)
 	t.Logf("Ready %.0f s after node %s stopped", time.Since(stopped).Seconds(), doomed)
-	second := s.stepPod(ctx, name+"-", "load", first.Name)
-	if second.Spec.NodeName != survivor {
-		t.Errorf("the new attempt's load ran on %s, want %s", second.Spec.NodeName, survivor)
+	second, _ := logs.otherStep(t, name, "load", first)
+	if got := logs.hostOf(second); got != survivor {
+		t.Errorf("the new attempt's load %s ran on %s, want %s", second, got, survivor)
 	}
 	ev, err := s.kube.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
 	if err != nil {
@@ -338,7 +342,7 @@ func (s *suite) storageScenario(ctx context.Context, k storageKind, otherNode, b
 	t.Logf("storage kind %s (%s): built on %s, served on %s; build %s (Fetching→Snapshotting), snapshot %s (Snapshotting→HandingOff), "+
 		"handoff %s (HandingOff→Ready) of which restore %s (restored PVC created→PV provisioned); %d triples",
 		k.name, k.storageClass, buildNode, servedOn, at.between("Fetching", "Snapshotting"), at.between("Snapshotting", "HandingOff"),
-		at.between("HandingOff", "Ready"), restore, storageDump+1)
+		at.between("HandingOff", "Ready"), restore, want)
 }
 
 // pinDeployment puts a Deployment's pods on node.
@@ -393,7 +397,7 @@ func nodeAffinityValues(pv *corev1.PersistentVolume) []string {
 // phaseTimes is when a BulkLoad was first seen in each phase.
 type phaseTimes map[string]time.Time
 
-// between is the time from phase a to phase b, rounded to the poll's second.
+// between is the time from phase a to phase b, rounded to the second.
 func (p phaseTimes) between(a, b string) string {
 	ta, okA := p[a]
 	tb, okB := p[b]
@@ -403,8 +407,8 @@ func (p phaseTimes) between(a, b string) string {
 	return tb.Sub(ta).Round(time.Second).String()
 }
 
-// timePhases polls the BulkLoad name every second until the returned function is called, which
-// returns when each phase was first seen.
+// timePhases watches the BulkLoad name until the returned function is called, which returns
+// when each phase was first seen (a watch: a phase may last less than a second).
 func (s *suite) timePhases(ctx context.Context, name string) func() phaseTimes {
 	ctx, cancel := context.WithCancel(ctx)
 	var mu sync.Mutex
@@ -412,20 +416,27 @@ func (s *suite) timePhases(ctx context.Context, name string) func() phaseTimes {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			u, err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).Get(ctx, name, metav1.GetOptions{})
+		for ctx.Err() == nil {
+			w, err := s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
 			if err != nil {
-				return false, nil
+				time.Sleep(time.Second)
+				continue
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if p := statusString(u, "phase"); p != "" {
-				if _, ok := seen[p]; !ok {
-					seen[p] = time.Now()
+			for ev := range w.ResultChan() {
+				u, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok {
+					continue
 				}
+				mu.Lock()
+				if p := statusString(u, "phase"); p != "" {
+					if _, ok := seen[p]; !ok {
+						seen[p] = time.Now()
+					}
+				}
+				mu.Unlock()
 			}
-			return false, nil
-		})
+			w.Stop()
+		}
 	}()
 	return func() phaseTimes {
 		cancel()
@@ -440,7 +451,7 @@ func (s *suite) timePhases(ctx context.Context, name string) func() phaseTimes {
 // parse checkpoint fails with exit 5 and keeps its volumes; raising spec.database.scratchSize
 // grows the same scratch volume, and the next attempt resumes from the checkpoint (no second
 // parse) and reaches Ready.
-func (s *suite) scratchTooSmall(ctx context.Context, storageClass, snapshotClass, dir string) {
+func (s *suite) scratchTooSmall(ctx context.Context, logs *logCapture, storageClass, snapshotClass, dir string) {
 	t := s.t
 	const name = "storage-scratch"
 	prefix := "storage/scratch/"
@@ -477,8 +488,7 @@ func (s *suite) scratchTooSmall(ctx context.Context, storageClass, snapshotClass
 	t.Logf("kept after exit 5: %v", kept)
 	s.patchBulkLoad(ctx, name, map[string]any{"database": map[string]any{"scratchSize": "1Gi"}})
 	s.readyWith(ctx, name, "", buildTimeout)
-	second := s.stepPod(ctx, name+"-", "load", first.Name)
-	log := s.podLog(ctx, second.Name, "main")
+	_, log := logs.otherStep(t, name, "load", first)
 	if !strings.Contains(log, `"event":"resuming"`) || strings.Contains(log, `"event":"phase_done","phase":"parse"`) {
 		t.Errorf("the second load did not resume after the parse checkpoint (resuming, no second parse); its log:\n%s", tail(log, 4000))
 	}

@@ -381,6 +381,15 @@ type LoaderSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MaxRejects *int64 `json:"maxRejects,omitempty"`
+
+	// skipPlanCheck starts the load even when the loader's plan, estimated from a sample
+	// of the input, says memory or scratch space cannot hold the build (exit 5 before
+	// any work otherwise). For an estimate known to be wrong; a build that really does
+	// not fit then fails later, keeping its volumes for a resumed attempt. Like
+	// database.scratchSize it is not part of the revision: setting it after a refusal
+	// retries the same revision.
+	// +optional
+	SkipPlanCheck bool `json:"skipPlanCheck,omitempty"`
 }
 
 // FetchSpec configures the fetch step.
@@ -870,6 +879,10 @@ type LoadFigures struct {
 	TriplesPerSecond int64 `json:"triplesPerSecond"`
 	// databaseBytes is the size of the built database.
 	DatabaseBytes int64 `json:"databaseBytes"`
+	// resumedAfter is the checkpoint (parse, nodes, indexes (...)) an earlier attempt of
+	// the build left and this load resumed after, instead of starting over.
+	// +optional
+	ResumedAfter string `json:"resumedAfter,omitempty"`
 }
 
 // BulkLoad builds an RDF database (Apache Jena TDB2) from dump files in object

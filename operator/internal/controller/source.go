@@ -72,7 +72,7 @@ type SourceResolver interface {
 // ManualRevision is the revision of a manual-trigger BulkLoad: a digest of every
 // spec field that changes what is built (source, database, loader, fetch, validate,
 // trigger.rebuild). Changes to retention, serving or retry settings do not rebuild,
-// nor does database.scratchSize (see sizingCleared).
+// nor do database.scratchSize and loader.skipPlanCheck (see sizingCleared).
 func ManualRevision(bl *rdfv1.BulkLoad) Revision {
 	spec := sizingCleared(&bl.Spec)
 	buildInputs := struct {
@@ -89,12 +89,13 @@ func ManualRevision(bl *rdfv1.BulkLoad) Revision {
 	return Revision{ID: "spec:sha256:" + hex.EncodeToString(sum[:])}
 }
 
-// sizingCleared is the spec without database.scratchSize, which sizes an attempt but
-// leaves the database unchanged: a larger one expands the kept scratch volume, and the
-// load resumes on it.
+// sizingCleared is the spec without database.scratchSize and loader.skipPlanCheck, which
+// decide whether an attempt fits but leave the database unchanged: a larger scratch
+// expands the kept scratch volume, and the load resumes on it.
 func sizingCleared(spec *rdfv1.BulkLoadSpec) *rdfv1.BulkLoadSpec {
 	c := spec.DeepCopy()
 	c.Database.ScratchSize = nil
+	c.Loader.SkipPlanCheck = false
 	return c
 }
 

@@ -118,6 +118,16 @@ func TestManualRevision(t *testing.T) {
 	if ManualRevision(a) != ManualRevision(b) {
 		t.Error("scratchSize is not a build input")
 	}
+	// Nor does skipping the loader's plan check: set after a refusal, the same revision
+	// is tried again; but the failed load step's spec digest changes, which retries it.
+	before := specDigest(b, scopeWorkflow)
+	b.Spec.Loader.SkipPlanCheck = true
+	if ManualRevision(a) != ManualRevision(b) {
+		t.Error("skipPlanCheck is not a build input")
+	}
+	if specDigest(b, scopeWorkflow) == before {
+		t.Error("skipPlanCheck changes what a failed load step ran with")
+	}
 	for name, change := range map[string]func(*rdfv1.BulkLoad){
 		"prefix":  func(bl *rdfv1.BulkLoad) { bl.Spec.Source.Prefix = "other/" },
 		"threads": func(bl *rdfv1.BulkLoad) { bl.Spec.Loader.Threads = 3 },

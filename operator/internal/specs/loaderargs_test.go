@@ -42,6 +42,7 @@ type loaderArgsExpect struct {
 	SourceReport         string   `json:"source_report"`
 	MetricsAddr          string   `json:"metrics_addr"`
 	MetricsLingerSeconds float64  `json:"metrics_linger_seconds"` // 0: no linger
+	SkipPlanCheck        bool     `json:"skip_plan_check"`
 	Inputs               []string `json:"inputs"`
 }
 
@@ -90,6 +91,7 @@ func loaderArgsMatrix() []struct {
 		{name: "large-node", loader: rdfv1.LoaderSpec{MemoryBudget: budget("180Gi"), OnError: rdfv1.OnErrorSkip, MaxRejects: ptr.To(int64(10000)), Resources: res("limits", "240Gi", "32")}},
 		{name: "terabyte-budget", loader: rdfv1.LoaderSpec{MemoryBudget: budget("2Ti"), Threads: 64}},
 		{name: "metrics-linger", loader: rdfv1.LoaderSpec{Resources: res("limits", "512Mi", "1")}, linger: 8 * time.Second},
+		{name: "skip-plan-check", loader: rdfv1.LoaderSpec{SkipPlanCheck: true, Resources: res("limits", "2Gi", "1")}},
 		{name: "metrics-linger-fraction", linger: 1500 * time.Millisecond},
 	}
 }
@@ -106,7 +108,7 @@ func loaderArgsCases() []loaderArgsCase {
 			Loc: DatabasePath, Tmpdir: LoaderTmpPath,
 			MemoryBytes: l.EffectiveMemoryBudget(), Threads: l.EffectiveThreads(), OnError: string(l.EffectiveOnError()),
 			Report: ReportPath, SourceReport: FetchReportPath, MetricsAddr: stepMetricsAddr,
-			MetricsLingerSeconds: m.linger.Seconds(), Inputs: []string{InputPath},
+			MetricsLingerSeconds: m.linger.Seconds(), Inputs: []string{InputPath}, SkipPlanCheck: l.SkipPlanCheck,
 		}
 		if l.EffectiveOnError() == rdfv1.OnErrorSkip {
 			want.MaxRejects, want.Rejects = l.MaxRejects, ptr.To(RejectsPath)

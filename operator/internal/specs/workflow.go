@@ -345,6 +345,9 @@ func LoaderArgs(bl *rdfv1.BulkLoad, metricsLinger time.Duration) []string {
 	// The fetch step's report rides along into the build report; the input directory is
 	// passed whole (the loader loads every file below it, in name order).
 	args = append(args, "--report", ReportPath, "--source-report", FetchReportPath, "--metrics-addr", stepMetricsAddr)
+	if l.SkipPlanCheck {
+		args = append(args, "--skip-plan-check")
+	}
 	if metricsLinger > 0 {
 		// in seconds: the loader does not read Go's "1m0s"
 		args = append(args, "--metrics-linger", strconv.FormatFloat(metricsLinger.Seconds(), 'f', -1, 64))

@@ -120,6 +120,7 @@ type LoaderReport struct {
 	Rejects         int64   `json:"rejects"`
 	DurationSeconds float64 `json:"duration_seconds"`
 	DatabaseBytes   int64   `json:"database_bytes"`
+	ResumedAfter    string  `json:"resumed_after"`
 }
 
 // LoadFigures parses the loader's report into the status figures; throughput
@@ -139,6 +140,7 @@ func LoadFigures(report string) (*rdfv1.LoadFigures, error) {
 		Rejects:       r.Rejects,
 		Duration:      metav1.Duration{Duration: time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)},
 		DatabaseBytes: r.DatabaseBytes,
+		ResumedAfter:  r.ResumedAfter,
 	}
 	if r.DurationSeconds > 0 {
 		f.TriplesPerSecond = int64(math.Round(float64(r.Triples+r.Quads) / r.DurationSeconds))

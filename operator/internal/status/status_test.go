@@ -81,8 +81,12 @@ func TestLoadFigures(t *testing.T) {
 		t.Errorf("%+v", *f)
 	}
 	f, err = LoadFigures(`{"triples": 5, "duration_seconds": 0}`)
-	if err != nil || f.TriplesPerSecond != 0 {
+	if err != nil || f.TriplesPerSecond != 0 || f.ResumedAfter != "" {
 		t.Errorf("zero duration: %+v %v", f, err)
+	}
+	// a load that resumed from an earlier attempt's checkpoint says after which
+	if f, err = LoadFigures(`{"triples": 5, "duration_seconds": 1, "resumed_after": "parse"}`); err != nil || f.ResumedAfter != "parse" {
+		t.Errorf("resumed: %+v %v", f, err)
 	}
 	for _, bad := range []string{"", "not json", `{"triples": -1}`, `{"duration_seconds": -3}`} {
 		if _, err := LoadFigures(bad); err == nil {

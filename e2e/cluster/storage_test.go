@@ -471,10 +471,11 @@ func (s *suite) scratchTooSmall(ctx context.Context, logs *logCapture, storageCl
 	setField(t, bl, snapshotClass, "spec", "snapshot", "volumeSnapshotClassName")
 	setField(t, bl, "Delete", "spec", "snapshot", "onDelete")
 	setField(t, bl, fuseki, "spec", "serving", "name")
-	// Room for the fetched dump (4.5 MB) and the parse's spill files (20 MB with one thread),
-	// not for the nodes phase's (30 MB): the load fails after its parse checkpoint. The plan,
-	// which estimates 32 MB and would refuse the load before parsing, is skipped.
-	setField(t, bl, "32Mi", "spec", "database", "scratchSize")
+	// Room for the fetched dump (4.5 MB) and the parse's spill files with one thread, not for
+	// the nodes phase's: the load fails after its parse checkpoint (an ext4 of 40Mi fails in
+	// the parse, 42-44Mi in the nodes phase, 46Mi fits). The plan, which estimates 32 MB of
+	// temp disk and would refuse the load before parsing, is skipped.
+	setField(t, bl, "43Mi", "spec", "database", "scratchSize")
 	setField(t, bl, int64(1), "spec", "loader", "threads")
 	setField(t, bl, true, "spec", "loader", "skipPlanCheck")
 	s.createBulkLoad(ctx, bl)
@@ -493,13 +494,13 @@ func (s *suite) scratchTooSmall(ctx context.Context, logs *logCapture, storageCl
 	s.patchBulkLoad(ctx, name, map[string]any{"database": map[string]any{"scratchSize": "1Gi"}})
 	u = s.readyWith(ctx, name, "", buildTimeout)
 	// the load report says the second load resumed after the first one's parse checkpoint
-	// (no second parse); so does its log, when the capture caught the pod before Argo deleted it
+	// (no second parse); so does its log (the resuming event), when the capture caught the
+	// pod before Argo deleted it
 	if got, _, _ := unstructured.NestedString(u.Object, "status", "load", "resumedAfter"); !strings.HasPrefix(got, "parse") {
 		t.Errorf("status.load.resumedAfter %q, want the first attempt's parse checkpoint", got)
 	}
-	if inst, log := logs.otherStep(t, name, "load", first); log != "" &&
-		(!strings.Contains(log, `"event":"resuming"`) || strings.Contains(log, `"event":"phase_done","phase":"parse"`)) {
-		t.Errorf("the second load %s did not resume after the parse checkpoint (resuming, no second parse); its log:\n%s", inst, tail(log, 4000))
+	if inst, log := logs.otherStep(t, name, "load", first); log != "" && !strings.Contains(log, `"event":"resuming"`) {
+		t.Errorf("the second load %s did not resume after the parse checkpoint; its log:\n%s", inst, tail(log, 4000))
 	}
 	for _, claim := range kept {
 		pvc, err := s.kube.CoreV1().PersistentVolumeClaims(s.ns).Get(ctx, claim, metav1.GetOptions{})

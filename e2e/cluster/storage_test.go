@@ -66,7 +66,7 @@ func storageKinds(t *testing.T) []storageKind {
 func TestStorageKinds(t *testing.T) {
 	kinds := storageKinds(t)
 	if len(kinds) == 0 {
-		t.Skip("no storage kind named (E2E_LOCAL_STORAGE_CLASS, E2E_NETWORK_STORAGE_CLASS ...; see e2e/cluster/README.md)")
+		t.Fatal("no storage kind named (E2E_LOCAL_STORAGE_CLASS, E2E_NETWORK_STORAGE_CLASS ...; see e2e/cluster/README.md); E2E_SKIP=TestStorageKinds leaves this test out")
 	}
 	s, ctx := newSuite(t)
 	nodes := s.readyNodes(ctx)
@@ -85,19 +85,25 @@ func TestStorageKinds(t *testing.T) {
 		if sc := os.Getenv("E2E_NO_SNAPSHOTS_STORAGE_CLASS"); sc != "" {
 			t.Run("no-snapshots", func(t *testing.T) { t.Parallel(); s.with(t).snapshotlessStalls(ctx, sc, dir) })
 		} else {
-			t.Logf("E2E_NO_SNAPSHOTS_STORAGE_CLASS unset: the no-snapshots scenario does not run")
+			t.Run("no-snapshots", func(t *testing.T) {
+				t.Fatal("E2E_NO_SNAPSHOTS_STORAGE_CLASS unset; E2E_SKIP=TestStorageKinds/kinds/no-snapshots leaves it out")
+			})
 		}
 	})
 	if sc := os.Getenv("E2E_SIZED_STORAGE_CLASS"); sc != "" && kinds[0].nodeLocal {
 		t.Run("scratch-too-small", func(t *testing.T) { s.with(t).scratchTooSmall(ctx, stepLogs, sc, kinds[0].snapshotClass, dir) })
 	} else {
-		t.Logf("E2E_SIZED_STORAGE_CLASS unset: the scratch-too-small scenario does not run")
+		t.Run("scratch-too-small", func(t *testing.T) {
+			t.Fatal("E2E_SIZED_STORAGE_CLASS unset or the first storage kind not node-local; E2E_SKIP=TestStorageKinds/scratch-too-small leaves it out")
+		})
 	}
 	// last: it takes a node away (not E2E_INFRA_NODE, where the operator and MinIO run)
 	if control, infra := os.Getenv("E2E_NODE_CONTROL"), os.Getenv("E2E_INFRA_NODE"); control != "" && infra != "" && kinds[0].nodeLocal {
 		t.Run("node-lost", func(t *testing.T) { s.with(t).nodeLostMidBuild(ctx, stepLogs, kinds[0], control, infra, nodes, dir) })
 	} else {
-		t.Logf("E2E_NODE_CONTROL or E2E_INFRA_NODE unset, or no node-local kind: the node-lost scenario does not run")
+		t.Run("node-lost", func(t *testing.T) {
+			t.Fatal("E2E_NODE_CONTROL or E2E_INFRA_NODE unset, or the first storage kind not node-local; E2E_SKIP=TestStorageKinds/node-lost leaves it out")
+		})
 	}
 }
 

@@ -883,6 +883,11 @@ type LoadFigures struct {
 	// the build left and this load resumed after, instead of starting over.
 	// +optional
 	ResumedAfter string `json:"resumedAfter,omitempty"`
+	// report is where the load step left the full build report (every input and fetched
+	// object) on the build's data volume; the same report is bulkload-report.json inside
+	// the database and its snapshot.
+	// +optional
+	Report string `json:"report,omitempty"`
 }
 
 // BulkLoad builds an RDF database (Apache Jena TDB2) from dump files in object

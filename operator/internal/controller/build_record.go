@@ -33,9 +33,9 @@ func recordOutcome(st *rdfv1.BulkLoadStatus, obs *workflowObservation) {
 	if st.Workflow.FinishedAt == nil && !obs.FinishedAt.IsZero() {
 		st.Workflow.FinishedAt = &metav1.Time{Time: obs.FinishedAt}
 	}
-	if obs.Succeeded && st.Workflow.Load == nil && obs.Report != "" {
+	if obs.Succeeded && st.Workflow.Load == nil && obs.Summary != "" {
 		// An unreadable report is reported by the handoff, which reads it too.
-		if figures, err := status.LoadFigures(obs.Report); err == nil {
+		if figures, err := status.LoadFigures(obs.Summary); err == nil {
 			st.Workflow.Load = figures
 		}
 	}
@@ -76,10 +76,10 @@ func recordedObservation(st *rdfv1.BulkLoadStatus) workflowObservation {
 // loadFigures are the load step's figures: from the workflow's report, or as recorded
 // when the workflow succeeded if it is gone.
 func (s *scope) loadFigures() (*rdfv1.LoadFigures, error) {
-	if s.obs.Report == "" && s.bl.Status.Workflow != nil && s.bl.Status.Workflow.Load != nil {
+	if s.obs.Summary == "" && s.bl.Status.Workflow != nil && s.bl.Status.Workflow.Load != nil {
 		return s.bl.Status.Workflow.Load.DeepCopy(), nil
 	}
-	return status.LoadFigures(s.obs.Report)
+	return status.LoadFigures(s.obs.Summary)
 }
 
 // ReasonSnapshotTimeout: the snapshot was not readyToUse within snapshot.readyTimeout.

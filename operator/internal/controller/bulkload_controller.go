@@ -456,7 +456,7 @@ func (r *BulkLoadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.deps = newDependencies(mgr.GetRESTMapper(), c.Watch,
 		&dependency{
 			gvk:     workflowGVK,
-			install: "install Argo Workflows (v3.4 or later: its CRDs and workflow-controller)",
+			install: "install Argo Workflows (v3.5 or later: its CRDs and workflow-controller)",
 			watch: func() source.Source {
 				return source.Kind[client.Object](mgr.GetCache(), &wfv1.Workflow{}, ownedByBulkLoad)
 			},

@@ -230,7 +230,7 @@ func (a argoControllerStandIn) setSteps(key client.ObjectKey, wfPhase wfv1.Workf
 						pod.Message = fmt.Sprintf("Error (exit code %d)", try.exitCode)
 					}
 					if step == specs.StepLoad && try.phase == wfv1.NodeSucceeded && report != "" && pod.Outputs != nil {
-						pod.Outputs.Parameters = []wfv1.Parameter{{Name: specs.ReportParameter, Value: wfv1.AnyStringPtr(report)}}
+						pod.Outputs.Parameters = []wfv1.Parameter{{Name: specs.SummaryParameter, Value: wfv1.AnyStringPtr(report)}}
 					}
 				}
 				nodes[podID] = pod
@@ -355,7 +355,7 @@ func (c csiSnapshotterStandIn) fail(key client.ObjectKey, message string) {
 	}
 }
 
-const sampleReport = `{"triples": 1000, "quads": 24, "rejects": 3, "duration_seconds": 2.0, "database_bytes": 123456, "tool_version": "0.1.0"}`
+const sampleReport = `{"tool": "rdf-bulkload", "version": "0.1.0", "triples": 1000, "quads": 24, "rejects": 3, "duration_seconds": 2.0, "database_bytes": 123456, "already_complete": false, "report": "/data/report.json"}`
 
 // completeBuild drives the BulkLoad's current build to the end as Argo and the CSI
 // snapshotter would, and waits until it is Ready with the build's revision.

@@ -30,8 +30,9 @@ type workflowObservation struct {
 	Failure *rdfv1.BuildFailure
 	// FinishedAt is when the workflow finished (zero while running).
 	FinishedAt time.Time
-	// Report is the load step's report.json, from its output parameter.
-	Report string
+	// Summary is the loader's summary of its build report, from the load step's output
+	// parameter.
+	Summary string
 	// Pending is the step pod that has been waiting longest to start, while the
 	// workflow runs (nil when none waits).
 	Pending *pendingPod
@@ -102,7 +103,7 @@ func observeWorkflow(ctx context.Context, wf *wfv1.Workflow) workflowObservation
 	case wfv1.WorkflowSucceeded:
 		obs.Done, obs.Succeeded = true, true
 		obs.FinishedAt = wf.Status.FinishedAt.Time
-		obs.Report = outputParameter(pods[specs.StepLoad], specs.ReportParameter)
+		obs.Summary = outputParameter(pods[specs.StepLoad], specs.SummaryParameter)
 	case wfv1.WorkflowFailed, wfv1.WorkflowError:
 		obs.Done = true
 		obs.FinishedAt = wf.Status.FinishedAt.Time

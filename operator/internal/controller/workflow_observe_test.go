@@ -97,7 +97,7 @@ func TestObserveWorkflowSuccessReadsTheReport(t *testing.T) {
 	load := podNode("l", "load", wfv1.NodeSucceeded, time.Now(), "0")
 	load.Outputs.Parameters = []wfv1.Parameter{{Name: "report", Value: wfv1.AnyStringPtr(`{"triples": 7}`)}}
 	obs := observeWorkflow(ctx, workflowWith(wfv1.WorkflowSucceeded, load))
-	if !obs.Done || !obs.Succeeded || obs.Report != `{"triples": 7}` {
+	if !obs.Done || !obs.Succeeded || obs.Summary != `{"triples": 7}` {
 		t.Errorf("%+v", obs)
 	}
 }

@@ -39,6 +39,7 @@ type loaderArgsExpect struct {
 	MaxRejects           *int64   `json:"max_rejects"` // null: the loader's default
 	Rejects              *string  `json:"rejects"`     // null: the loader's default
 	Report               string   `json:"report"`
+	Summary              string   `json:"summary"`
 	SourceReport         string   `json:"source_report"`
 	MetricsAddr          string   `json:"metrics_addr"`
 	MetricsLingerSeconds float64  `json:"metrics_linger_seconds"` // 0: no linger
@@ -107,7 +108,7 @@ func loaderArgsCases() []loaderArgsCase {
 		want := loaderArgsExpect{
 			Loc: DatabasePath, Tmpdir: LoaderTmpPath,
 			MemoryBytes: l.EffectiveMemoryBudget(), Threads: l.EffectiveThreads(), OnError: string(l.EffectiveOnError()),
-			Report: ReportPath, SourceReport: FetchReportPath, MetricsAddr: stepMetricsAddr,
+			Report: ReportPath, Summary: SummaryPath, SourceReport: FetchReportPath, MetricsAddr: stepMetricsAddr,
 			MetricsLingerSeconds: m.linger.Seconds(), Inputs: []string{InputPath}, SkipPlanCheck: l.SkipPlanCheck,
 		}
 		if l.EffectiveOnError() == rdfv1.OnErrorSkip {

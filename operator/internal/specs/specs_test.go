@@ -2,6 +2,7 @@ package specs
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +147,7 @@ func TestWorkflowStepsAndArguments(t *testing.T) {
 
 	load := wf.Spec.Templates[tmpl["load"]]
 	script := strings.Join(append(load.Container.Command, load.Container.Args...), " ")
-	want := "rdf-bulkload load --loc /data/db --tmpdir /scratch/tmp --memory 12GiB --threads 8 --on-error strict --report /data/report.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
+	want := "rdf-bulkload load --loc /data/db --tmpdir /scratch/tmp --memory 12GiB --threads 8 --on-error strict --report /data/report.json --summary /data/summary.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
 	if script != want {
 		t.Errorf("load script:\n got %q\nwant %q", script, want)
 	}
@@ -298,7 +299,7 @@ func TestLoaderArgsSkipPolicy(t *testing.T) {
 	bl.Spec.Loader.Threads = 3
 	bl.Spec.Loader.MemoryBudget = ptr.To(resource.MustParse("1536Mi"))
 	got := strings.Join(LoaderArgs(bl, 0), " ")
-	want := "load --loc /data/db --tmpdir /scratch/tmp --memory 1536MiB --threads 3 --on-error skip --max-rejects 0 --rejects /data/rejects.jsonl --report /data/report.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
+	want := "load --loc /data/db --tmpdir /scratch/tmp --memory 1536MiB --threads 3 --on-error skip --max-rejects 0 --rejects /data/rejects.jsonl --report /data/report.json --summary /data/summary.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
 	if got != want {
 		t.Errorf("\n got %s\nwant %s", got, want)
 	}
@@ -799,4 +800,31 @@ func TestExclusiveNode(t *testing.T) {
 			t.Errorf("%s: matched %v, want %v", tc.name, got, tc.matches)
 		}
 	}
+}
+
+// The load step's output parameter is stored in the Workflow object (capped by etcd), so
+// it reads the loader's small summary, the file the load step writes with --summary, and
+// never the full report, which grows with the number of inputs.
+func TestLoadOutputParameterIsTheSummaryTheLoaderWrites(t *testing.T) {
+	bl := testBulkLoad()
+	wf := Workflow(bl, BuildParams{Revision: "rev-1", Attempt: 1, Images: ResolveImages(bl, "operator:1", "default-loader", corev1.PullNever)})
+	for _, tp := range wf.Spec.Templates {
+		if tp.Name != StepLoad {
+			continue
+		}
+		params := tp.Outputs.Parameters
+		if len(params) != 1 || params[0].Name != SummaryParameter || params[0].ValueFrom == nil {
+			t.Fatalf("load outputs: %+v", params)
+		}
+		args := tp.Container.Args
+		i := slices.Index(args, "--summary")
+		if i < 0 || i+1 >= len(args) || args[i+1] != params[0].ValueFrom.Path {
+			t.Errorf("the output parameter reads %q; the loader writes its summary per %v", params[0].ValueFrom.Path, args)
+		}
+		if j := slices.Index(args, "--report"); j < 0 || args[j+1] == params[0].ValueFrom.Path {
+			t.Errorf("the full report must be written elsewhere than the output parameter: %v", args)
+		}
+		return
+	}
+	t.Fatal("no load template")
 }

@@ -20,13 +20,14 @@ import (
 )
 
 // Paths inside the build pods. The loader contract fixes /data/db, /data/input,
-// /scratch/tmp, /data/report.json and /data/rejects.jsonl.
+// /scratch/tmp, /data/report.json, /data/summary.json and /data/rejects.jsonl.
 const (
 	DataMountPath    = "/data"
 	ScratchMountPath = "/scratch"
 	InputPath        = "/data/input"
 	DatabasePath     = "/data/db"
 	ReportPath       = "/data/report.json"
+	SummaryPath      = "/data/summary.json"
 	RejectsPath      = "/data/rejects.jsonl"
 	LoaderTmpPath    = "/scratch/tmp"
 	FetchDestPath    = "/scratch/input"
@@ -34,8 +35,10 @@ const (
 	CAMountPath      = "/etc/rdf-bulkload/ca"
 	CAFileName       = "ca.crt"
 
-	// ReportParameter is the load step's output parameter carrying report.json.
-	ReportParameter = "report"
+	// SummaryParameter is the load step's output parameter: the loader's summary
+	// (--summary), the figures the operator records and the full report's path. Not the
+	// full report: an output parameter is stored in the Workflow, which etcd caps.
+	SummaryParameter = "summary"
 
 	volumeData    = "data"
 	volumeScratch = "scratch"
@@ -344,7 +347,7 @@ func LoaderArgs(bl *rdfv1.BulkLoad, metricsLinger time.Duration) []string {
 	}
 	// The fetch step's report rides along into the build report; the input directory is
 	// passed whole (the loader loads every file below it, in name order).
-	args = append(args, "--report", ReportPath, "--source-report", FetchReportPath, "--metrics-addr", stepMetricsAddr)
+	args = append(args, "--report", ReportPath, "--summary", SummaryPath, "--source-report", FetchReportPath, "--metrics-addr", stepMetricsAddr)
 	if l.SkipPlanCheck {
 		args = append(args, "--skip-plan-check")
 	}
@@ -401,8 +404,8 @@ func loadTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
 		Container: c,
 		Metadata:  metricsMetadata(bl, p.Revision),
 		Outputs: wfv1.Outputs{Parameters: []wfv1.Parameter{{
-			Name:      ReportParameter,
-			ValueFrom: &wfv1.ValueFrom{Path: ReportPath},
+			Name:      SummaryParameter,
+			ValueFrom: &wfv1.ValueFrom{Path: SummaryPath},
 		}}},
 		RetryStrategy: retryStrategy(bl, StepLoad),
 	}
@@ -440,7 +443,8 @@ func validateTemplate(bl *rdfv1.BulkLoad, images Images) wfv1.Template {
 // RetryExpression is the Argo retry condition of a step: pod errors (evicted,
 // node lost) and the step's retryable exit codes; final codes stop at once, and so
 // does a pod the API server refused (admission: Pod Security, LimitRange, a
-// webhook; or an invalid pod), which would be refused again.
+// webhook; or an invalid pod), which would be refused again. lastRetry.message exists
+// from Argo Workflows v3.5.0 on, which makes v3.5 the oldest release the operator supports.
 func RetryExpression(step string) string {
 	codes := retryableCodes(step)
 	parts := make([]string, len(codes))

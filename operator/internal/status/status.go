@@ -113,26 +113,28 @@ func IsTrue(st *rdfv1.BulkLoadStatus, typ string) bool {
 	return meta.IsStatusConditionTrue(st.Conditions, typ)
 }
 
-// LoaderReport is the part of rdf-bulkload's report.json the operator reads.
-type LoaderReport struct {
+// LoaderSummary is what the operator reads of the loader's summary (`--summary`, `Summary`
+// in loader-image/crates/pipeline/src/report.rs), the load step's output parameter.
+type LoaderSummary struct {
 	Triples         int64   `json:"triples"`
 	Quads           int64   `json:"quads"`
 	Rejects         int64   `json:"rejects"`
 	DurationSeconds float64 `json:"duration_seconds"`
 	DatabaseBytes   int64   `json:"database_bytes"`
 	ResumedAfter    string  `json:"resumed_after"`
+	Report          string  `json:"report"`
 }
 
-// LoadFigures parses the loader's report into the status figures; throughput
+// LoadFigures parses the loader's summary into the status figures; throughput
 // counts triples and quads per second of the load step.
-func LoadFigures(report string) (*rdfv1.LoadFigures, error) {
-	var r LoaderReport
-	if err := json.Unmarshal([]byte(report), &r); err != nil {
-		return nil, fmt.Errorf("cannot parse the loader report: %w", err)
+func LoadFigures(summary string) (*rdfv1.LoadFigures, error) {
+	var r LoaderSummary
+	if err := json.Unmarshal([]byte(summary), &r); err != nil {
+		return nil, fmt.Errorf("cannot parse the loader's summary: %w", err)
 	}
 	if r.Triples < 0 || r.Quads < 0 || r.Rejects < 0 || r.DatabaseBytes < 0 ||
 		r.DurationSeconds < 0 || math.IsNaN(r.DurationSeconds) || math.IsInf(r.DurationSeconds, 0) {
-		return nil, fmt.Errorf("the loader report has negative or non-finite figures")
+		return nil, fmt.Errorf("the loader's summary has negative or non-finite figures")
 	}
 	f := &rdfv1.LoadFigures{
 		Triples:       r.Triples,
@@ -141,6 +143,7 @@ func LoadFigures(report string) (*rdfv1.LoadFigures, error) {
 		Duration:      metav1.Duration{Duration: time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond)},
 		DatabaseBytes: r.DatabaseBytes,
 		ResumedAfter:  r.ResumedAfter,
+		Report:        r.Report,
 	}
 	if r.DurationSeconds > 0 {
 		f.TriplesPerSecond = int64(math.Round(float64(r.Triples+r.Quads) / r.DurationSeconds))

@@ -72,11 +72,11 @@ func TestConditionMessagesAreBounded(t *testing.T) {
 }
 
 func TestLoadFigures(t *testing.T) {
-	f, err := LoadFigures(`{"triples": 1000000, "quads": 500000, "rejects": 2, "duration_seconds": 12.5, "database_bytes": 4096, "inputs": []}`)
+	f, err := LoadFigures(`{"triples": 1000000, "quads": 500000, "rejects": 2, "duration_seconds": 12.5, "database_bytes": 4096, "already_complete": false, "report": "/data/report.json"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := rdfv1.LoadFigures{Triples: 1000000, Quads: 500000, Rejects: 2, Duration: metav1.Duration{Duration: 12500 * time.Millisecond}, TriplesPerSecond: 120000, DatabaseBytes: 4096}
+	want := rdfv1.LoadFigures{Triples: 1000000, Quads: 500000, Rejects: 2, Duration: metav1.Duration{Duration: 12500 * time.Millisecond}, TriplesPerSecond: 120000, DatabaseBytes: 4096, Report: "/data/report.json"}
 	if *f != want {
 		t.Errorf("%+v", *f)
 	}

@@ -25,6 +25,7 @@ struct Load {
     max_rejects: u64,
     rejects: Option<PathBuf>,
     report: Option<PathBuf>,
+    summary: Option<PathBuf>,
     source_report: Option<PathBuf>,
     metrics_addr: Option<SocketAddr>,
     metrics_linger: Option<Duration>,
@@ -42,6 +43,7 @@ fn parse_load<'a>(args: impl IntoIterator<Item = &'a str>) -> Result<Load, clap:
             max_rejects,
             rejects,
             report,
+            summary,
             replace,
             source_report,
             fresh,
@@ -55,6 +57,7 @@ fn parse_load<'a>(args: impl IntoIterator<Item = &'a str>) -> Result<Load, clap:
             max_rejects,
             rejects,
             report,
+            summary,
             source_report,
             metrics_addr,
             metrics_linger,
@@ -106,6 +109,7 @@ fn loader_args_of_the_operator_parse_to_what_the_spec_means() {
         assert_eq!(load.max_rejects, max_rejects, "{name}: --max-rejects");
         assert_eq!(load.rejects, optional_path(want, "rejects"), "{name}: --rejects");
         assert_eq!(load.report, optional_path(want, "report"), "{name}: --report");
+        assert_eq!(load.summary, optional_path(want, "summary"), "{name}: --summary");
         assert_eq!(load.source_report, optional_path(want, "source_report"), "{name}: --source-report");
         let addr: SocketAddr = text(want, "metrics_addr").parse().unwrap();
         assert_eq!(load.metrics_addr, Some(addr), "{name}: --metrics-addr");

@@ -76,6 +76,11 @@ enum Command {
         /// Also write the build report here (it is always in <DIR>/bulkload-report.json).
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
+        /// Write a summary of the build report here: its figures (triples, quads, rejects,
+        /// duration_seconds, database_bytes, already_complete) and the path of the --report
+        /// copy; small whatever the number of inputs (for Argo's output parameter).
+        #[arg(long, value_name = "FILE")]
+        summary: Option<PathBuf>,
         /// Replace an existing database at --loc once the new one is complete.
         #[arg(long)]
         replace: bool,
@@ -216,6 +221,7 @@ fn main() -> ProcessExit {
             max_rejects,
             rejects,
             report,
+            summary,
             replace,
             source_report,
             progress_interval,
@@ -245,6 +251,7 @@ fn main() -> ProcessExit {
                 max_rejects,
                 rejects,
                 report,
+                summary,
                 tmpdir,
                 threads,
                 memory,

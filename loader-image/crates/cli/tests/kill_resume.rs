@@ -258,9 +258,13 @@ fn external_sigkill_and_sigterm_leave_resumable_state() {
             assert_eq!(status.signal(), Some(9));
         }
         assert!(!db.exists(), "{case}: something at --loc");
-        let rerun = run(&db, &f.files, None, &[]);
+        // the summary (the operator's output parameter) says so too: status.load.resumedAfter
+        let summary = f.dir.join(format!("summary-{case}.json"));
+        let rerun = run(&db, &f.files, None, &["--summary", summary.to_str().unwrap()]);
         assert!(rerun.status.success(), "{}", String::from_utf8_lossy(&rerun.stderr));
         assert_eq!(report(&db)["resumed_after"], "parse", "{case}");
+        let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(&summary).unwrap()).unwrap();
+        assert_eq!(summary["resumed_after"], "parse", "{case}: the summary");
         f.assert_clean_success(&db, case);
     }
 }

@@ -39,6 +39,8 @@ pub struct LoadOptions {
     pub rejects: Option<PathBuf>,
     /// Extra copy of the build report.
     pub report: Option<PathBuf>,
+    /// The summary of the build report (`Summary`): the figures and where the copy is.
+    pub summary: Option<PathBuf>,
     /// Where spill files go (default: beside the database).
     pub tmpdir: Option<PathBuf>,
     pub threads: usize,

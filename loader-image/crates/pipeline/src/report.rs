@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::fs;
+
 use crate::checkpoint::BuildIdentity;
+use crate::error::LoadError;
 use crate::options::LoadOptions;
 use rdf_input::InputFile;
 
@@ -129,4 +132,56 @@ impl Report {
             already_complete: false,
         }
     }
+}
+
+/// What the load step hands the operator (`--summary`, Argo's output parameter): the
+/// figures it records and where the full report is. The full report lists every input and
+/// fetched object and grows with the dump set; an output parameter is stored in the
+/// Workflow object, which etcd caps at about 1.5 MiB, so it carries only this.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Summary {
+    pub tool: String,
+    pub version: String,
+    pub triples: u64,
+    pub quads: u64,
+    pub rejects: u64,
+    pub duration_seconds: f64,
+    pub database_bytes: u64,
+    pub already_complete: bool,
+    /// The checkpoint this run resumed after, if it did (the report's `resumed_after`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_after: Option<String>,
+    /// The full report's copy (`--report`), when one was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
+}
+
+impl Report {
+    pub fn summary(&self, report_copy: Option<&std::path::Path>) -> Summary {
+        Summary {
+            tool: self.tool.clone(),
+            version: self.version.clone(),
+            triples: self.triples,
+            quads: self.quads,
+            rejects: self.rejects,
+            duration_seconds: self.duration_seconds,
+            database_bytes: self.database_bytes,
+            already_complete: self.already_complete,
+            resumed_after: self.resumed_after.clone(),
+            report: report_copy.map(|p| p.display().to_string()),
+        }
+    }
+}
+
+/// Writes the report's copy (`--report`, as `json`) and the summary (`--summary`).
+pub(crate) fn write_copies(opts: &LoadOptions, report: &Report, json: &str) -> Result<(), LoadError> {
+    if let Some(extra) = &opts.report {
+        fs::write(extra, json).map_err(|e| LoadError::from_output_io("writing --report", e))?;
+    }
+    if let Some(path) = &opts.summary {
+        let summary = serde_json::to_string_pretty(&report.summary(opts.report.as_deref()))
+            .map_err(|e| LoadError::Internal(e.to_string()))?;
+        fs::write(path, summary).map_err(|e| LoadError::from_output_io("writing --summary", e))?;
+    }
+    Ok(())
 }

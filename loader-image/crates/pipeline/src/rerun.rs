@@ -13,7 +13,7 @@ use crate::error::LoadError;
 use crate::events::{log_event, StateEvent};
 use crate::options::LoadOptions;
 use crate::progress::Progress;
-use crate::report::{Report, REPORT_FILE};
+use crate::report::{write_copies, Report, REPORT_FILE};
 use crate::workdir::{sibling, Places};
 
 pub(crate) fn identity(
@@ -153,9 +153,7 @@ pub(crate) fn already_complete(
         }
     }
     report.already_complete = true;
-    if let Some(extra) = &opts.report {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| LoadError::Internal(e.to_string()))?;
-        fs::write(extra, json).map_err(|e| LoadError::from_output_io("writing --report", e))?;
-    }
+    let json = serde_json::to_string_pretty(&report).map_err(|e| LoadError::Internal(e.to_string()))?;
+    write_copies(opts, &report, &json)?;
     Ok(report)
 }

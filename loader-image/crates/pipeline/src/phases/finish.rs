@@ -17,7 +17,7 @@ use crate::failpoint::crash_point;
 use crate::options::{LoadOptions, OnError};
 use crate::phases::indexes::{IdStats, Indexes};
 use crate::progress::peak_rss_bytes;
-use crate::report::{Report, REPORT_FILE};
+use crate::report::{write_copies, Report, REPORT_FILE};
 use crate::workdir::{sibling, Places};
 
 /// Phase 4 of a build: completes the database, writes its report, ends with the
@@ -69,9 +69,7 @@ pub(crate) fn run(
     b.checkpoint.finished = true;
     b.save_checkpoint()?;
     put_in_place(opts, building)?;
-    if let Some(extra) = &opts.report {
-        fs::write(extra, &json).map_err(|e| LoadError::from_output_io("writing --report", e))?;
-    }
+    write_copies(opts, &report, &json)?;
     Ok(report)
 }
 
@@ -92,9 +90,7 @@ pub(crate) fn put_finished_in_place(
         .and_then(|_| File::open(&report_file)?.sync_all())
         .map_err(|e| LoadError::from_output_io("writing the report", e))?;
     put_in_place(opts, &places.building)?;
-    if let Some(extra) = &opts.report {
-        fs::write(extra, &json).map_err(|e| LoadError::from_output_io("writing --report", e))?;
-    }
+    write_copies(opts, &report, &json)?;
     Ok(report)
 }
 

@@ -85,10 +85,12 @@ func TestCreateStartsBuildWorkflow(t *testing.T) {
 	g.Expect(load.Container.Image).To(Equal(testLoaderImage))
 	g.Expect(load.Container.Resources).To(Equal(bl.Spec.Loader.Resources))
 	g.Expect(load.Container.Command).To(Equal([]string{"rdf-bulkload"}), "the loader runs without a shell")
-	g.Expect(strings.Join(load.Container.Args, " ")).To(Equal("load --loc /data/db --tmpdir /scratch/tmp --memory 6GiB --threads 4 --on-error skip --max-rejects 100 --rejects /data/rejects.jsonl --report /data/report.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"))
+	g.Expect(strings.Join(load.Container.Args, " ")).To(Equal("load --loc /data/db --tmpdir /scratch/tmp --memory 6GiB --threads 4 --on-error skip --max-rejects 100 --rejects /data/rejects.jsonl --report /data/report.json --summary /data/summary.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"))
 	g.Expect(load.RetryStrategy.Expression).To(ContainSubstring("[6, 75, 137]"))
 	g.Expect(load.RetryStrategy.Limit.IntValue()).To(Equal(3))
-	g.Expect(load.Outputs.Parameters[0].ValueFrom.Path).To(Equal("/data/report.json"))
+	g.Expect(load.Outputs.Parameters).To(HaveLen(1))
+	g.Expect(load.Outputs.Parameters[0].Name).To(Equal(specs.SummaryParameter))
+	g.Expect(load.Outputs.Parameters[0].ValueFrom.Path).To(Equal("/data/summary.json"), "the summary, not the whole report (etcd caps the Workflow)")
 
 	// Fetch: the operator's image; credentials only as Secret references.
 	fetch := templateNamed(wf, "fetch")
@@ -168,8 +170,8 @@ func TestSucceededBuildIsSnapshottedAndHandedOff(t *testing.T) {
 	g.Expect(bl.Status.Load).NotTo(BeNil())
 	g.Expect(*bl.Status.Load).To(Equal(rdfv1.LoadFigures{
 		Triples: 1000, Quads: 24, Rejects: 3, Duration: metav1.Duration{Duration: 2e9},
-		TriplesPerSecond: 512, DatabaseBytes: 123456,
-	}))
+		TriplesPerSecond: 512, DatabaseBytes: 123456, Report: "/data/report.json",
+	}), "the figures of the load step's summary, and where the full report is")
 
 	// Handoff: a PVC restored from the snapshot, at the snapshot's restore size, mounted by the Deployment.
 	serving := &corev1.PersistentVolumeClaim{}

@@ -104,6 +104,10 @@ func observeWorkflow(ctx context.Context, wf *wfv1.Workflow) workflowObservation
 		obs.Done, obs.Succeeded = true, true
 		obs.FinishedAt = wf.Status.FinishedAt.Time
 		obs.Summary = outputParameter(pods[specs.StepLoad], specs.SummaryParameter)
+		if obs.Summary == "" {
+			// a workflow an earlier operator wrote: its load step's output is the whole report
+			obs.Summary = outputParameter(pods[specs.StepLoad], specs.LegacyReportParameter)
+		}
 	case wfv1.WorkflowFailed, wfv1.WorkflowError:
 		obs.Done = true
 		obs.FinishedAt = wf.Status.FinishedAt.Time

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 )
 
 func podNode(id, template string, phase wfv1.NodePhase, finished time.Time, exitCode string) wfv1.NodeStatus {
@@ -93,12 +94,29 @@ func TestObserveWorkflowFailureWithoutExitCode(t *testing.T) {
 	}
 }
 
-func TestObserveWorkflowSuccessReadsTheReport(t *testing.T) {
+func TestObserveWorkflowSuccessReadsTheSummary(t *testing.T) {
 	load := podNode("l", "load", wfv1.NodeSucceeded, time.Now(), "0")
-	load.Outputs.Parameters = []wfv1.Parameter{{Name: "report", Value: wfv1.AnyStringPtr(`{"triples": 7}`)}}
+	load.Outputs.Parameters = []wfv1.Parameter{{Name: specs.SummaryParameter, Value: wfv1.AnyStringPtr(`{"triples": 7}`)}}
 	obs := observeWorkflow(ctx, workflowWith(wfv1.WorkflowSucceeded, load))
 	if !obs.Done || !obs.Succeeded || obs.Summary != `{"triples": 7}` {
 		t.Errorf("%+v", obs)
+	}
+}
+
+// A workflow written by an operator before the summary (a build an operator upgrade found
+// running) carries the whole report as the output parameter "report"; its figures are read
+// from it, and a summary wins when both are there.
+func TestObserveWorkflowSuccessReadsAnEarlierOperatorsReport(t *testing.T) {
+	load := podNode("l", "load", wfv1.NodeSucceeded, time.Now(), "0")
+	load.Outputs.Parameters = []wfv1.Parameter{{Name: "report", Value: wfv1.AnyStringPtr(`{"triples": 7, "inputs": []}`)}}
+	obs := observeWorkflow(ctx, workflowWith(wfv1.WorkflowSucceeded, load))
+	if !obs.Succeeded || obs.Summary != `{"triples": 7, "inputs": []}` {
+		t.Errorf("the legacy report parameter: %+v", obs)
+	}
+	load.Outputs.Parameters = append(load.Outputs.Parameters, wfv1.Parameter{Name: specs.SummaryParameter, Value: wfv1.AnyStringPtr(`{"triples": 8}`)})
+	obs = observeWorkflow(ctx, workflowWith(wfv1.WorkflowSucceeded, load))
+	if obs.Summary != `{"triples": 8}` {
+		t.Errorf("the summary first: %+v", obs)
 	}
 }
 

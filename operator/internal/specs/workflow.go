@@ -39,6 +39,11 @@ const (
 	// (--summary), the figures the operator records and the full report's path. Not the
 	// full report: an output parameter is stored in the Workflow, which etcd caps.
 	SummaryParameter = "summary"
+	// LegacyReportParameter is the load step's output parameter in workflows written by
+	// operators before SummaryParameter: the whole report.json, whose figures have the
+	// summary's names. Read only when a workflow has no summary (a build that an upgrade of
+	// the operator found running).
+	LegacyReportParameter = "report"
 
 	volumeData    = "data"
 	volumeScratch = "scratch"

@@ -99,6 +99,7 @@ def host_load_args(case, work, loc, inputs, replace=None):
     """The load step's arguments for golden case `case`, on this machine: the database at loc, the
     work directory, reports and metrics under work (a free port), inputs as given."""
     paths = {'--loc': loc, '--tmpdir': os.path.join(work, 'tmp'), '--report': os.path.join(work, 'report.json'),
+             '--summary': os.path.join(work, 'summary.json'),
              '--source-report': os.path.join(work, 'fetch.json'), '--metrics-addr': '127.0.0.1:0'}
     paths.update(replace or {})
     return load_step_args(case, paths, inputs=[inputs])
@@ -470,6 +471,7 @@ def main():
             # golden file), on this machine's paths; the input directory passed whole
             r = run(['nice', LOADER] + load_step_args('defaults', {
                 '--loc': db, '--tmpdir': os.path.join(scratch, 'tmp'), '--report': os.path.join(data, 'report.json'),
+                '--summary': os.path.join(data, 'summary.json'),
                 '--source-report': fetch_report, '--metrics-addr': '127.0.0.1:0'}, inputs=[inputs]))
             state['load_s'] = time.time() - t0
             assert r.returncode == 0, 'load: exit %d\n%s' % (r.returncode, r.stderr[-3000:])
@@ -485,6 +487,11 @@ def main():
                 outer = json.load(f)
             assert outer['triples'] == rep['triples'] and outer.get('source'), \
                 'the build report at --report lacks the fetch report (--source-report)'
+            # the load step's output parameter (--summary): the figures and the report's path only
+            with open(os.path.join(data, 'summary.json')) as f:
+                summary = json.load(f)
+            assert (summary['triples'], summary['quads'], summary['rejects']) == (rep['triples'], rep['quads'], 0) \
+                and summary['report'] == os.path.join(data, 'report.json') and 'source' not in summary, summary
         loaded = suite.check('load builds the TDB2 database; its report counts what Jena loads', load)
 
         def validate():

@@ -27,7 +27,7 @@ demo: loader tools-jena ## Build the loader, load examples/ into out/demo-db and
 # run (hack/test-all.sh).
 TEST_LOADER_SUITES := lint-rust lint-shell verify-docs test-loader
 TEST_BESIDE_SUITES := e2e-cluster-local test-fuzz
-TEST_GO_SUITES := lint-go test-source test-operator test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver
+TEST_GO_SUITES := lint-go test-source test-operator test-argo-compat test-bench test-chart test-alerts test-e2e-local test-images test-csi-driver
 
 .PHONY: test
 test: ## Run every test suite (what CI runs) in two lanes: the Go tools build, then the cluster suite and the fuzz check run, beside the others.
@@ -36,8 +36,11 @@ test: ## Run every test suite (what CI runs) in two lanes: the Go tools build, t
 ##@ Lint and format (every language of the repository)
 
 GOLANGCI_LINT_VERSION ?= v2.15.0
-# Every Go module (the operator, the cluster suite, the test CSI driver, hack/promql-names).
+# Every Go module (the operator, the cluster suite, the test CSI driver, hack/promql-names, the
+# Argo compatibility checks).
 GO_MODULES := $(patsubst %/go.mod,%,$(shell git ls-files '*go.mod'))
+# The Argo compatibility checks: the shared check and a module per supported Argo release.
+ARGO_COMPAT_MODULES := $(filter operator/test/argocompat/%,$(GO_MODULES))
 GO_ENV := GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 SHELL_SCRIPTS := .ci/run $(wildcard hack/*.sh) loader-image/validate/rdf-bulkload-validate
 
@@ -247,11 +250,22 @@ verify-loader-args: ## Fail when the load step's command-line golden file differ
 	$(OPERATOR_GO) go test -count=1 ./internal/specs -run '^TestLoaderArgsGolden$$'
 	cd $(LOADER_DIR) && $(CARGO) test --locked -q -p rdf-bulkload --bin rdf-bulkload loader_args
 
+# The Workflows the operator writes for a matrix of BulkLoads (specs.Workflow), which every
+# supported Argo Workflows release must read (test-argo-compat; see docs/argo-and-crds.md).
+
+.PHONY: generate-workflows
+generate-workflows: ## Rewrite the golden file of the Workflows the operator writes from specs.Workflow.
+	$(OPERATOR_GO) go test -count=1 ./internal/specs -run '^TestWorkflowsGolden$$' -update
+
+.PHONY: verify-workflows
+verify-workflows: ## Fail when the golden file of the Workflows the operator writes differs from specs.Workflow.
+	$(OPERATOR_GO) go test -count=1 ./internal/specs -run '^TestWorkflowsGolden$$'
+
 .PHONY: generate-all
-generate-all: generate manifests chart-sync generate-loader-args ## Regenerate every generated file (deepcopy, CRD, RBAC, the chart's copies and snapshots, the load step's golden file).
+generate-all: generate manifests chart-sync generate-loader-args generate-workflows ## Regenerate every generated file (deepcopy, CRD, RBAC, the chart's copies and snapshots, the load step's golden file, the Workflows' golden file).
 
 .PHONY: verify-all
-verify-all: verify verify-chart verify-loader-args verify-docs ## Fail when any generated file is stale or a doc names a missing path (test-chart checks the chart's snapshots).
+verify-all: verify verify-chart verify-loader-args verify-workflows verify-docs ## Fail when any generated file is stale or a doc names a missing path (test-chart checks the chart's snapshots).
 
 .PHONY: operator
 operator: ## Build the operator manager binary into bin/manager.
@@ -265,6 +279,14 @@ test-operator: verify ## Operator tests: unit + fuzz + envtest (real kube-apiser
 	nice go test -count=1 $(OPERATOR_PKGS) && \
 	go test -run '^$$' -fuzz '^FuzzLoaderDefaults$$' -fuzztime $(FUZZTIME) ./api/v1alpha1 && \
 	go test -run '^$$' -fuzz '^FuzzWorkflowFromSpec$$' -fuzztime $(FUZZTIME) ./internal/specs
+
+.PHONY: test-argo-compat
+test-argo-compat: verify-workflows ## The Workflows the operator writes decoded strictly (unknown fields refused) by the Workflow types of Argo v3.5, v3.6, v3.7 and v4.0.
+	@[ -n "$(ARGO_COMPAT_MODULES)" ] || { echo "test-argo-compat: no module under operator/test/argocompat (git ls-files)" >&2; exit 1; }
+	@for m in $(ARGO_COMPAT_MODULES); do \
+	  echo "test-argo-compat: $$m" && \
+	  (cd $$m && $(GO_ENV) go vet ./... && $(GO_ENV) nice go test -count=1 ./...) || exit 1; \
+	done
 
 ##@ Packaging and end-to-end
 

@@ -16,6 +16,9 @@ const OBJECTS: usize = 5000;
 /// The summary carries a fixed set of figures and two paths: a few hundred bytes. The
 /// bound leaves room for added fields, far below etcd's limit.
 const OUTPUT_PARAMETER_BOUND: usize = 4096;
+/// etcd's default limit on one object (--max-request-bytes, 1.5 MiB), which holds the Workflow
+/// with every output parameter of its steps.
+const ETCD_OBJECT_LIMIT: usize = 1536 * 1024;
 
 #[test]
 fn the_output_parameter_stays_small_for_5000_objects_and_the_full_report_stays_on_the_volume() {
@@ -43,20 +46,23 @@ fn the_output_parameter_stays_small_for_5000_objects_and_the_full_report_stays_o
     let db = tmp.path().join("db");
     let report = tmp.path().join("report.json");
     let summary = tmp.path().join("summary.json");
-    let out = Command::new(bin())
-        .arg("load")
-        .arg("--loc")
-        .arg(&db)
-        .arg("--report")
-        .arg(&report)
-        .arg("--summary")
-        .arg(&summary)
-        .arg("--source-report")
-        .arg(&fetch_report)
-        .arg(&input)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let load = || {
+        let out = Command::new(bin())
+            .arg("load")
+            .arg("--loc")
+            .arg(&db)
+            .arg("--report")
+            .arg(&report)
+            .arg("--summary")
+            .arg(&summary)
+            .arg("--source-report")
+            .arg(&fetch_report)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    load();
 
     let full = std::fs::read(&report).unwrap();
     let parameter = std::fs::read(&summary).unwrap();
@@ -75,4 +81,24 @@ fn the_output_parameter_stays_small_for_5000_objects_and_the_full_report_stays_o
     assert_eq!(s["triples"], OBJECTS as u64);
     assert_eq!(s["report"], report.to_str().unwrap(), "the summary names the full report on the volume");
     assert_eq!(r["source"]["objects"].as_array().map(Vec::len), Some(OBJECTS), "the full report keeps every object");
+    assert!(
+        full.len() > ETCD_OBJECT_LIMIT,
+        "the full report ({} bytes) would fit in the Workflow object: the case no longer shows why the summary exists",
+        full.len()
+    );
+    let fields = s.as_object().unwrap();
+    assert!(
+        fields.values().all(|v| !v.is_array() && !v.is_object()),
+        "the summary has no list or object that could grow with the dump set: {s}"
+    );
+    assert_eq!(s["already_complete"], false);
+
+    // An Argo retry of a load step that had finished (the pod lost after the loader exited):
+    // the loader finds the database complete and writes the summary again, for the output
+    // parameter of the retried step.
+    std::fs::remove_file(&summary).unwrap();
+    load();
+    let again: serde_json::Value = serde_json::from_slice(&std::fs::read(&summary).unwrap()).unwrap();
+    assert_eq!(again["already_complete"], true, "{again}");
+    assert_eq!((&again["triples"], &again["report"]), (&s["triples"], &s["report"]), "{again}");
 }

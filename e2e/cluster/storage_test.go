@@ -165,7 +165,6 @@ func (s *suite) snapshotlessStalls(ctx context.Context, storageClass, dir string
 func (s *suite) nodeLostMidBuild(ctx context.Context, logs *logCapture, k storageKind, control, survivor string, nodes []string, dir string) {
 	t := s.t
 	const name = "storage-node-lost"
-	prefix := "storage/node-lost/"
 	fuseki := name + "-fuseki"
 	if !slices.Contains(nodes, survivor) {
 		t.Fatalf("E2E_INFRA_NODE %s is not a Ready node (%v)", survivor, nodes)
@@ -175,20 +174,7 @@ func (s *suite) nodeLostMidBuild(ctx context.Context, logs *logCapture, k storag
 	// cordoned until the load runs)
 	s.cloneFuseki(ctx, fuseki)
 	s.pinDeployment(ctx, fuseki, survivor)
-	d := filepath.Join(dir, "node-lost")
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dump := writeDump(t, d, "dump.nt.gz", name, storageDump)
-	s.upload(ctx, prefix, true, dump)
-	bl := s.sampleBulkLoad()
-	bl.SetName(name)
-	setField(t, bl, prefix, "spec", "source", "prefix")
-	setField(t, bl, prefix+"_SUCCESS", "spec", "source", "completion", "marker")
-	setField(t, bl, k.storageClass, "spec", "database", "storageClassName")
-	setField(t, bl, k.snapshotClass, "spec", "snapshot", "volumeSnapshotClassName")
-	setField(t, bl, "Delete", "spec", "snapshot", "onDelete")
-	setField(t, bl, fuseki, "spec", "serving", "name")
+	bl, dump := s.storageBulkLoad(ctx, name, "node-lost", k, fuseki, dir)
 	setField(t, bl, "30s", "spec", "build", "nodeLossGracePeriod")
 	// one thread at a third of a core: still loading when the node goes
 	setField(t, bl, int64(1), "spec", "loader", "threads")
@@ -268,25 +254,17 @@ func (s *suite) readyNodes(ctx context.Context) []string {
 	return names
 }
 
-// storageScenario builds one dump on kind k with the build pinned to buildNode; a network
-// volume is served from the other node (Fuseki pinned there), a node-local one wherever the
-// scheduler must put it (Fuseki unpinned).
-func (s *suite) storageScenario(ctx context.Context, k storageKind, otherNode, buildNode, dir string) {
+// storageBulkLoad uploads a dump of storageDump triples under storage/<key>/ and returns it
+// with the BulkLoad name that builds it on storage kind k, served by the Deployment fuseki.
+func (s *suite) storageBulkLoad(ctx context.Context, name, key string, k storageKind, fuseki, dir string) (*unstructured.Unstructured, string) {
 	t := s.t
-	name := "storage-" + k.name
-	prefix := "storage/" + k.name + "/"
-	fuseki := name + "-fuseki"
-	s.cloneFuseki(ctx, fuseki)
-	if !k.nodeLocal {
-		s.pinDeployment(ctx, fuseki, otherNode)
-	}
-	d := filepath.Join(dir, k.name)
+	prefix := "storage/" + key + "/"
+	d := filepath.Join(dir, key)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	dump := writeDump(t, d, "dump.nt.gz", name, storageDump)
 	s.upload(ctx, prefix, true, dump)
-
 	bl := s.sampleBulkLoad()
 	bl.SetName(name)
 	setField(t, bl, prefix, "spec", "source", "prefix")
@@ -295,6 +273,21 @@ func (s *suite) storageScenario(ctx context.Context, k storageKind, otherNode, b
 	setField(t, bl, k.snapshotClass, "spec", "snapshot", "volumeSnapshotClassName")
 	setField(t, bl, "Delete", "spec", "snapshot", "onDelete")
 	setField(t, bl, fuseki, "spec", "serving", "name")
+	return bl, dump
+}
+
+// storageScenario builds one dump on kind k with the build pinned to buildNode; a network
+// volume is served from the other node (Fuseki pinned there), a node-local one wherever the
+// scheduler must put it (Fuseki unpinned).
+func (s *suite) storageScenario(ctx context.Context, k storageKind, otherNode, buildNode, dir string) {
+	t := s.t
+	name := "storage-" + k.name
+	fuseki := name + "-fuseki"
+	s.cloneFuseki(ctx, fuseki)
+	if !k.nodeLocal {
+		s.pinDeployment(ctx, fuseki, otherNode)
+	}
+	bl, _ := s.storageBulkLoad(ctx, name, k.name, k, fuseki, dir)
 	setField(t, bl, map[string]any{hostnameLabel: buildNode}, "spec", "build", "nodeSelector")
 
 	phases := s.timePhases(ctx, name)

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -133,43 +130,7 @@ func encodeLoaderArgsCases(cases []loaderArgsCase) []byte {
 }
 
 func TestLoaderArgsGolden(t *testing.T) {
-	got := encodeLoaderArgsCases(loaderArgsCases())
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(LoaderArgsGoldenPath), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(LoaderArgsGoldenPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(LoaderArgsGoldenPath)
-	if err != nil {
-		t.Fatalf("%v (run `make generate-loader-args`)", err)
-	}
-	if !bytes.Equal(got, want) {
-		golden := map[string]string{}
-		for _, line := range bytes.Split(bytes.TrimSpace(want), []byte("\n")) {
-			var c loaderArgsCase
-			if err := json.Unmarshal(line, &c); err != nil {
-				t.Fatalf("%s: %v in %s", LoaderArgsGoldenPath, err, line)
-			}
-			golden[c.Name] = string(line)
-		}
-		for _, c := range loaderArgsCases() {
-			now := strings.TrimSuffix(string(encodeLoaderArgsCases([]loaderArgsCase{c})), "\n")
-			if was, ok := golden[c.Name]; !ok {
-				t.Errorf("case %s is not in %s", c.Name, LoaderArgsGoldenPath)
-			} else if was != now {
-				t.Errorf("case %s:\n now:         %s\n golden file: %s", c.Name, now, was)
-			}
-			delete(golden, c.Name)
-		}
-		for name := range golden {
-			t.Errorf("case %s of %s is no longer in the matrix", name, LoaderArgsGoldenPath)
-		}
-		t.Fatalf("the load step's command line differs from %s: if the change is meant, run "+
-			"`make generate-loader-args`, check that the loader still reads it "+
-			"(cargo test -p rdf-bulkload --bin rdf-bulkload loader_args) and commit the file", LoaderArgsGoldenPath)
-	}
+	checkGoldenLines(t, LoaderArgsGoldenPath, encodeLoaderArgsCases(loaderArgsCases()), "the load step's command line changed: "+
+		"if the change is meant, run `make generate-loader-args`, check that the loader still reads it "+
+		"(cargo test -p rdf-bulkload --bin rdf-bulkload loader_args) and commit the file")
 }

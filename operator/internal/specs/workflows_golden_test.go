@@ -3,8 +3,6 @@ package specs
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -188,46 +186,9 @@ func encodeWorkflowCases(t *testing.T, cases []workflowCase) []byte {
 }
 
 func TestWorkflowsGolden(t *testing.T) {
-	cases := workflowCases(t)
-	got := encodeWorkflowCases(t, cases)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(WorkflowsGoldenPath), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(WorkflowsGoldenPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(WorkflowsGoldenPath)
-	if err != nil {
-		t.Fatalf("%v (run `make generate-workflows`)", err)
-	}
-	if bytes.Equal(got, want) {
-		return
-	}
-	golden := map[string]string{}
-	for _, line := range bytes.Split(bytes.TrimSpace(want), []byte("\n")) {
-		var c workflowCase
-		if err := json.Unmarshal(line, &c); err != nil {
-			t.Fatalf("%s: %v in %s", WorkflowsGoldenPath, err, line)
-		}
-		golden[c.Name] = string(c.Workflow)
-	}
-	for _, c := range cases {
-		if was, ok := golden[c.Name]; !ok {
-			t.Errorf("case %s is not in %s", c.Name, WorkflowsGoldenPath)
-		} else if was != string(c.Workflow) {
-			t.Errorf("case %s:\n now:         %s\n golden file: %s", c.Name, c.Workflow, was)
-		}
-		delete(golden, c.Name)
-	}
-	for name := range golden {
-		t.Errorf("case %s of %s is no longer in the matrix", name, WorkflowsGoldenPath)
-	}
-	t.Fatalf("the Workflows the operator writes differ from %s: if the change is meant, run "+
-		"`make generate-workflows`, then `make test-argo-compat` (every supported Argo release "+
-		"must still read them) and commit the file", WorkflowsGoldenPath)
+	checkGoldenLines(t, WorkflowsGoldenPath, encodeWorkflowCases(t, workflowCases(t)), "the Workflows the operator writes changed: "+
+		"if the change is meant, run `make generate-workflows`, then `make test-argo-compat` (every supported "+
+		"Argo release must still read them) and commit the file")
 }
 
 // The matrix reaches every optional part of the Workflow at least once, so that a field the

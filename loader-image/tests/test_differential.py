@@ -104,11 +104,16 @@ def assert_same_prefix_tables(ours, ref):
         raise AssertionError('prefixes-data.obj differs: ours %r\nxloader %r' % (terms(ours), terms(ref)))
 
 
-def check_pair(built, jena):
+def check_pair(built, jena, tdbdump=True):
     """Our DB vs xloader's. Where the input has default-graph statements in N-Quads/TriG files
     (which xloader 5.6.0 drops), those are checked against the marker reference instead: the
     node table and quad indexes must still equal xloader's, the triple indexes must hold
-    xloader's records plus exactly those statements."""
+    xloader's records plus exactly those statements.
+
+    tdbdump=False (blank-node-free input only) compares the node table's data file byte for
+    byte instead of Jena's tdbdump of our database with xloader's: with every index record
+    equal, Jena reads exactly the bytes it reads in its own database, so the dumps are equal
+    (and a large dump costs half a minute per million statements to print and compare)."""
     ours = tdb2read.Database(built.db)
     ref = tdb2read.Database(built.ref.db)
     ref_dump = built.ref.dump()
@@ -135,7 +140,13 @@ def check_pair(built, jena):
             assert len(ours.tree(name)) == len(ref.tree(name)), \
                 '%s: %d records, xloader %d' % (name, len(ours.tree(name)), len(ref.tree(name)))
     assert_same_prefix_tables(ours, ref)
-    assert_same_dump(expected_dump, jena.tdbdump(built.db), what=', '.join(map(os.path.basename, built.files)))
+    if tdbdump:
+        assert_same_dump(expected_dump, jena.tdbdump(built.db), what=', '.join(map(os.path.basename, built.files)))
+    else:
+        assert '_:' not in expected_dump and built.marker is None, 'tdbdump=False needs blank-node-free triples'
+        data = os.path.join('Data-0001', 'nodes-data.obj')
+        with open(os.path.join(built.db, data), 'rb') as a, open(os.path.join(built.ref.db, data), 'rb') as b:
+            assert a.read() == b.read(), 'nodes-data.obj differs from xloader\'s'
     return ours, ref
 
 

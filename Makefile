@@ -157,12 +157,23 @@ BENCH_X50_MEMORY ?= 2Gi
 # Where bench/run.py keeps the scale-ups it makes (bench-formats reads x10 from there).
 BENCH_DATA ?= $(or $(RDF_BULKLOAD_CACHE),$(HOME)/.cache/rdf-bulkload)/bench-data
 
+# Triples of the generated Wikidata-shaped dump of bench-wikidata (1e6, 10^7, 100000000, ...).
+BENCH_WIKIDATA_TRIPLES ?= 10^8
+# Extra bench/run.py options for it, e.g. BENCH_WIKIDATA_ARGS="--wikidata-seed 2".
+BENCH_WIKIDATA_ARGS ?=
+
 .PHONY: bench
-bench: loader tools-jena ## Everything, side by side: loaders on BSBM x10 (all anchors) and x50 (--memory budget), formats and threads on x10, queries.
+bench: loader tools-jena ## Everything, side by side: loaders on BSBM x10 (all anchors) and x50 (--memory budget), formats and threads on x10, queries, the Wikidata-shaped dump.
 	$(BENCH_PYTHON) bench/run.py --dataset bsbm-x10,bsbm-x50 --memory bsbm-x50=$(BENCH_X50_MEMORY) \
 	  --skip-slow bsbm-x50 $(BENCH_ARGS)
 	$(BENCH_PYTHON) bench/formats.py --dataset $(BENCH_DATA)/bsbm-x10.nt.gz --memory 4Gi $(BENCH_FORMATS_ARGS)
 	$(BENCH_PYTHON) bench/queries.py $(BENCH_QUERIES_ARGS)
+	$(MAKE) --no-print-directory bench-wikidata
+
+.PHONY: bench-wikidata
+bench-wikidata: loader tools-jena ## A generated Wikidata-shaped Turtle dump of BENCH_WIKIDATA_TRIPLES (default 10^8): rdf-bulkload, tdb2.xloader, Oxigraph --lenient, gzip floor.
+	$(BENCH_PYTHON) bench/run.py --dataset wikidata-$(BENCH_WIKIDATA_TRIPLES) \
+	  --tools gzip-floor,rdf-bulkload,tdb2-xloader,oxigraph $(BENCH_WIKIDATA_ARGS)
 
 .PHONY: bench-quick
 bench-quick: loader tools-jena ## The same benchmark on bsbm-1m only (a few minutes).

@@ -38,6 +38,34 @@ def parse_size(text):
     return -(-int(whole + fraction) * mult // scale)  # a fraction of a byte rounds up
 
 
+def parse_count(text):
+    """A triple count as the Makefile and the generator take it: 1000000, 1e6, 10^6, 1_000."""
+    t = text.replace("_", "")
+    m = re.fullmatch(r"(\d+)(?:[eE](\d+)|\^(\d+))?", t)
+    if not m:
+        raise ValueError("not a count: %r (1000000, 1e6, 10^6)" % text)
+    n = int(m.group(1))
+    if m.group(2):
+        n *= 10 ** int(m.group(2))
+    elif m.group(3):
+        n **= int(m.group(3))
+    if n <= 0:
+        raise ValueError("not a count: %r" % text)
+    return n
+
+
+def short_count(n):
+    """1000000 -> '1e6', 25000000 -> '2.5e7', 123456 -> '123456' (dataset names)."""
+    k = len(str(n)) - 1
+    if k >= 3:
+        m = n / 10 ** k
+        if m == int(m):
+            return "%de%d" % (int(m), k)
+        if n % 10 ** (k - 1) == 0:
+            return "%se%d" % (("%.1f" % m), k)
+    return str(n)
+
+
 def fmt_bytes(n):
     if n is None:
         return "—"

@@ -14,7 +14,10 @@ means and how it is measured.
 
 Datasets: `bsbm-1m` is ../shared/datasets/bsbm-1m.nt.gz (real BSBM generator output);
 `bsbm-xK` is a synthetic K-fold scale-up of it made by scale-nt.py (K disjoint renamed
-copies) and cached under $RDF_BULKLOAD_CACHE/bench-data/; any other value is a path.
+copies) and cached under $RDF_BULKLOAD_CACHE/bench-data/; `wikidata-N` (N: 1e6, 10^8, ...) is
+a Wikidata-shaped Turtle dump of N triples written by the wikigen generator (the shapes of
+latest-all.ttl), cached there too, and loaded by Oxigraph with --lenient; any other value is a
+path.
 """
 import argparse
 import datetime as dt
@@ -74,8 +77,8 @@ def log(msg):
 
 # ---------------------------------------------------------------- datasets
 
-def resolve_dataset(name, data_dir, scale_tool):
-    """-> dict(name, path, synthetic, description); generates bsbm-xK on first use."""
+def resolve_dataset(name, data_dir, scale_tool, args=None):
+    """-> dict(name, path, synthetic, description); generates bsbm-xK and wikidata-N on first use."""
     base = os.path.join(SHARED, "datasets", "bsbm-1m.nt.gz")
     if name == "bsbm-1m":
         return {"name": name, "path": base, "synthetic": False,
@@ -90,6 +93,9 @@ def resolve_dataset(name, data_dir, scale_tool):
                 "description": "%d disjoint renamed copies of bsbm-1m made by "
                                "scale-nt.py (same shape and term mix, ~%dx the distinct terms); "
                                "not BSBM generator output at that scale" % (k, k)}
+    m = re.fullmatch(r"wikidata-(\S+)", name)
+    if m:
+        return generate_wikidata(bl.parse_count(m.group(1)), data_dir, args)
     if os.path.exists(name):
         return {"name": os.path.basename(name).split(".")[0], "path": os.path.abspath(name),
                 "synthetic": False, "description": os.path.abspath(name)}
@@ -106,6 +112,36 @@ def generate_scaled(base, k, path, scale_tool):
         shlex.quote(sys.executable), shlex.quote(scale_tool), shlex.quote(base), k, shlex.quote(tmp))
     subprocess.run(["bash", "-c", cmd], check=True)
     os.replace(tmp, path)
+
+
+def generate_wikidata(triples, data_dir, args):
+    """The wikigen dump of `triples` triples (gzipped Turtle), made once per generator version,
+    seed and size; its statement count is the generator's own (Turtle has no line per triple)."""
+    binary = args.wikigen_bin
+    if not os.access(binary, os.X_OK):
+        sys.exit("cannot make a wikidata dataset: %s not found (make loader)" % binary)
+    version = subprocess.run([binary, "--version"], check=True, capture_output=True, text=True).stdout.strip()
+    tag = re.sub(r"[^A-Za-z0-9.]+", "_", version)
+    base = os.path.join(data_dir, "wikidata-%s-seed%d-%s" % (bl.short_count(triples), args.wikidata_seed, tag))
+    path, stats = base + ".ttl.gz", base + ".stats.json"
+    if not (os.path.exists(path) and os.path.exists(stats)):
+        os.makedirs(data_dir, exist_ok=True)
+        log("generating %s (%s triples, wikigen seed %d)" % (path, "{:,}".format(triples), args.wikidata_seed))
+        subprocess.run(["nice", "-n", "10", binary, "--triples", str(triples), "--seed", str(args.wikidata_seed),
+                        "--stats", stats + ".tmp", path], check=True)
+        os.replace(stats + ".tmp", stats)
+    with open(stats) as f:
+        st = json.load(f)
+    c = st["counts"]
+    return {"name": "wikidata-%s" % bl.short_count(triples), "path": path, "synthetic": True, "lenient": True,
+            "triples": st["triples"], "generator": st,
+            "description": "Wikidata-shaped Turtle written by wikigen (%s, seed %d; the shapes of latest-all.ttl: "
+                           "%s items, %s lexemes, %s statements, %s labels in hundreds of languages, %s chunk "
+                           "headers; %s literals with a language tag BCP 47 refuses and %s IRIs with a bad "
+                           "percent-encoding, which Jena keeps with a warning), not Wikidata itself" % (
+                               version, args.wikidata_seed, "{:,}".format(c["items"]), "{:,}".format(c["lexemes"]),
+                               "{:,}".format(c["statements"]), "{:,}".format(c["labels"]), c["headers"],
+                               "{:,}".format(c["lang_not_bcp47"]), "{:,}".format(c["bad_iris"]))}
 
 
 def count_triples(path, data_dir):
@@ -134,8 +170,10 @@ def count_triples(path, data_dir):
 
 # ---------------------------------------------------------------- tools
 
-def tool_command(tool, args, input_path, db, tmp, memory):
-    """-> (argv, extra env, stdout target) for one run."""
+def tool_command(tool, args, input_path, db, tmp, memory, lenient=False):
+    """-> (argv, extra env, stdout target) for one run. `lenient`: the dataset holds terms
+    Jena keeps with a warning (language tags BCP 47 refuses, bad IRIs), which Oxigraph loads
+    only with --lenient."""
     jena_bin = os.path.join(args.jena_home, "bin")
     jvm = {"JVM_ARGS": "%s -Djava.io.tmpdir=%s" % (args.jvm_args, tmp), "JENA_HOME": args.jena_home}
     if tool == bl.GZIP_FLOOR:
@@ -153,7 +191,7 @@ def tool_command(tool, args, input_path, db, tmp, memory):
                 "--loc", db, input_path], jvm, None
     if tool == "oxigraph":
         argv = [args.oxigraph_bin, "load", "--location", db, "--file", input_path]
-        return argv + (["--lenient"] if args.oxigraph_lenient else []), {}, None
+        return argv + (["--lenient"] if args.oxigraph_lenient or lenient else []), {}, None
     if tool == "pyoxigraph":
         return [os.path.join(args.bench_venv, "bin", "python"), "-c", PYOXIGRAPH_SCRIPT, db, input_path], {}, None
     raise ValueError(tool)
@@ -243,7 +281,7 @@ def run_once(tool, args, dataset, memory, rep, logs_dir):
     db, tmp = os.path.join(work, "db"), os.path.join(work, "tmp")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(tmp)  # db is left for the tool to create: xloader refuses an existing one
-    argv, env_extra, stdout = tool_command(tool, args, dataset["path"], db, tmp, memory)
+    argv, env_extra, stdout = tool_command(tool, args, dataset["path"], db, tmp, memory, dataset.get("lenient", False))
     env = dict(os.environ, TMPDIR=tmp, **env_extra)
     dropped = try_drop_caches() if args.drop_caches else False
     log_path = os.path.join(logs_dir, "%s-%d.log" % (tool, rep))
@@ -378,10 +416,15 @@ def node_data_size(db):
 def render_markdown(meta, rows, order, targets, runs):
     ds = meta["dataset"]
     out = ["# Bulk-load benchmark: %s" % ds["name"], ""]
-    if ds["synthetic"]:
+    if ds.get("generator"):
+        out += ["**Synthetic:** %s." % ds["description"], ""]
+    elif ds["synthetic"]:
         out += ["**Synthetic scale-up of real data:** %s." % ds["description"], ""]
     else:
         out += ["Dataset: %s." % ds["description"], ""]
+    if ds.get("lenient"):
+        out += ["Oxigraph runs with `--lenient`: the input holds terms Jena keeps with a warning, which "
+                "Oxigraph refuses otherwise.", ""]
     out += ["- input: `%s`, %s gzipped, **%s statements**" % (
         ds["path"], bl.fmt_bytes(ds["size"]), "{:,}".format(ds["triples"])),
         "- when: %s; host: %d cores, %s RAM, %s; load average at start %.2f" % (
@@ -446,7 +489,8 @@ def render_markdown(meta, rows, order, targets, runs):
 COLUMNS_HELP = """\
 - **wall s**: elapsed time from starting the tool's command to its exit (median of the runs).
   The `sync` of what it left dirty in the page cache afterwards is timed apart (`sync_s` in the JSON).
-- **triples/s**: statements in the input (non-blank, non-comment lines) / wall s.
+- **triples/s**: statements in the input (non-blank, non-comment lines; for a generated wikidata-N
+  dump, the generator's count) / wall s.
 - **× gzip floor**: wall s / wall s of `gzip -dc FILE > /dev/null` on the same file (1.00× would be
   as fast as just decompressing the input).
 - **rdf-bulkload speed-up**: on each anchor's row, that anchor's wall s / rdf-bulkload's wall s
@@ -490,7 +534,9 @@ def parse_per_dataset_list(values):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dataset", default="bsbm-1m",
-                    help="comma-separated: bsbm-1m, bsbm-xK (synthetic scale-up, generated and cached), or paths")
+                    help="comma-separated: bsbm-1m, bsbm-xK (synthetic scale-up, generated and cached), "
+                         "wikidata-N (a Wikidata-shaped Turtle dump of N triples: 1e6, 10^8; generated and cached), "
+                         "or paths")
     ap.add_argument("--tools", default=",".join(ALL_TOOLS),
                     help="comma-separated, run in this order (default: %(default)s; also: pyoxigraph)")
     ap.add_argument("--skip", action="append", default=[], metavar="[DATASET:]TOOL,...",
@@ -524,7 +570,11 @@ def main(argv=None):
                     help="venv with bench/requirements.txt (default: $RDF_BULKLOAD_CACHE/bench-venv-<digest>, "
                          "made on first use)")
     ap.add_argument("--oxigraph-bin", default=None, help="default: BENCH_VENV/bin/oxigraph")
-    ap.add_argument("--oxigraph-lenient", action="store_true", help="pass --lenient to oxigraph load")
+    ap.add_argument("--oxigraph-lenient", action="store_true",
+                    help="pass --lenient to oxigraph load (always for wikidata-N datasets)")
+    ap.add_argument("--wikigen-bin", default=os.environ.get("RDF_BULKLOAD_WIKIGEN") or os.path.join(
+        REPO, "loader-image", "target", "release", "wikigen"), help="the generator of wikidata-N datasets")
+    ap.add_argument("--wikidata-seed", type=int, default=1, help="seed of wikidata-N datasets (default %(default)s)")
     args = ap.parse_args(argv)
     # `kill PID` of the harness stops the running tool too (see run_once).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("bench: terminated"))
@@ -555,9 +605,9 @@ def main(argv=None):
     previous = None  # (dataset name, rdf-bulkload triples/s) for the scaling check
     written, all_ok = [], True
     for name in [d for d in args.dataset.split(",") if d]:
-        dataset = resolve_dataset(name, args.data_dir, args.scale_tool)
+        dataset = resolve_dataset(name, args.data_dir, args.scale_tool, args)
         dataset["size"] = os.path.getsize(dataset["path"])
-        dataset["triples"] = count_triples(dataset["path"], args.data_dir)
+        dataset["triples"] = dataset.get("triples") or count_triples(dataset["path"], args.data_dir)
         if args.prepare_only:
             log("dataset %s ready: %s, %s statements" % (name, dataset["path"], "{:,}".format(dataset["triples"])))
             continue
@@ -569,6 +619,7 @@ def main(argv=None):
         os.makedirs(logs_dir, exist_ok=True)
         log("dataset %s: %s, %s statements%s" % (dataset["name"], dataset["path"],
                                                  "{:,}".format(dataset["triples"]),
+                                                 " (synthetic: wikigen)" if dataset.get("generator") else
                                                  " (synthetic scale-up)" if dataset["synthetic"] else ""))
         runs = {t: [] for t in tools}
         rows = {}

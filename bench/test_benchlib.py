@@ -21,6 +21,19 @@ def row(wall, **kw):
     return r
 
 
+class CountTest(unittest.TestCase):
+    def test_counts_as_the_makefile_writes_them(self):
+        for text, n in (("1000000", 10 ** 6), ("1e6", 10 ** 6), ("10^8", 10 ** 8), ("2_500", 2500), ("25e5", 2500000)):
+            self.assertEqual(bl.parse_count(text), n)
+        for bad in ("0", "x", "1e", "-5", "1.5e6"):
+            with self.assertRaises(ValueError):
+                bl.parse_count(bad)
+
+    def test_short_names(self):
+        self.assertEqual([bl.short_count(n) for n in (10 ** 6, 10 ** 8, 25 * 10 ** 6, 123456, 999)],
+                         ["1e6", "1e8", "2.5e7", "123456", "999"])
+
+
 class RatioTest(unittest.TestCase):
     def test_ratios_against_every_anchor_and_the_floor(self):
         rows = {

@@ -9,8 +9,8 @@ repeated mid-file) loads in strict mode to exactly tdb2.xloader's database.
 node table's data file byte for byte (check_pair); the loader's warning counts equal the
 generator's (one per literal with such a tag, one per such IRI); Jena, asked for the dump's odd
 terms as written (tags BCP 47 refuses, bad IRIs, signed decimals, years before 1 and after
-9999, points on other globes), finds in our database what it finds in its own. A smaller dump as the
-real one writes it, with blank nodes: the same record counts and isomorphic tdbdumps.
+9999, points on other globes), finds in our database what it finds in its own. A smaller dump
+as the real one writes it, with blank nodes: the same record counts and isomorphic tdbdumps.
 
 The dumps are kept under $RDF_BULKLOAD_CACHE/wikigen/, keyed by `wikigen --version`, the seed
 and the size, so warm runs neither write them nor run xloader again (its reference is keyed by

@@ -355,7 +355,7 @@ impl<'w> Segment<'w> {
         self.plan = Plan::default();
         let name = self.base_name(kind);
         self.plan_terms(kind, &name);
-        self.plan_statements(kind, q, &name);
+        self.plan_statements(kind, &name);
         self.plan_sitelinks(kind, &name);
         self.mark_best();
         self.write_item(q);
@@ -1018,7 +1018,7 @@ impl<'w> Segment<'w> {
         }
     }
 
-    fn plan_statements(&mut self, kind: Kind, _q: u64, name: &str) {
+    fn plan_statements(&mut self, kind: Kind, name: &str) {
         match kind {
             Kind::Article => {
                 self.add(31, Val::Item(13442814));

@@ -306,8 +306,10 @@ func (s *suite) installChart(ctx context.Context) {
 		"--set", "metrics.reader.subjects[0].kind=ServiceAccount", "--set", "metrics.reader.subjects[0].name=" + scraperSA,
 		"--set", "metrics.reader.subjects[0].namespace=" + s.ns,
 		"--set", "replicaCount=1"}
+	// the operator stays on E2E_INFRA_NODE; the chart's Fuseki follows the database it serves
+	// (a node-local restore lands on the build's node)
 	if node := os.Getenv("E2E_INFRA_NODE"); node != "" {
-		args = append(args, "--set", "nodeSelector.kubernetes\\.io/hostname="+node, "--set", "fuseki.nodeSelector.kubernetes\\.io/hostname="+node)
+		args = append(args, "--set", "nodeSelector.kubernetes\\.io/hostname="+node)
 	}
 	cmd := exec.CommandContext(ctx, s.helm, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -316,7 +318,7 @@ func (s *suite) installChart(ctx context.Context) {
 	s.t.Logf("chart installed (operator %s:%s, loader %s:%s)", opRepo, opTag, ldRepo, ldTag)
 }
 
-// infraNodeSelector keeps the suite's own servers (MinIO, the operator, the chart's Fuseki) on
+// infraNodeSelector keeps the suite's own servers (MinIO and the operator) on
 // the node E2E_INFRA_NODE names, if any: a scenario that stops another node then loses only
 // the builds it meant to.
 func infraNodeSelector() map[string]string {

@@ -970,7 +970,7 @@ func (s *suite) cloneFuseki(ctx context.Context, name string) {
 	clone.Spec.Selector = &metav1.LabelSelector{MatchLabels: labels}
 	clone.Spec.Template.Labels = labels
 	clone.Spec.Template.Annotations = nil
-	clone.Spec.Template.Spec.NodeSelector = nil // the scenario places it (E2E_INFRA_NODE is for the chart's)
+	clone.Spec.Template.Spec.NodeSelector = nil // the scenario places it
 	for i, v := range clone.Spec.Template.Spec.Volumes {
 		if v.Name == "databases" {
 			clone.Spec.Template.Spec.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}

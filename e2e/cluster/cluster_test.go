@@ -323,7 +323,7 @@ func (s *suite) installChart(ctx context.Context) {
 // the builds it meant to.
 func infraNodeSelector() map[string]string {
 	if node := os.Getenv("E2E_INFRA_NODE"); node != "" {
-		return map[string]string{"kubernetes.io/hostname": node}
+		return map[string]string{hostnameLabel: node}
 	}
 	return nil
 }

@@ -41,7 +41,7 @@ if [ "${LOCAL_CLUSTER_NODES:-2}" -ge 2 ]; then
   export E2E_SIZED_STORAGE_CLASS=${E2E_SIZED_STORAGE_CLASS:-local-hostpath-sized}
   # the suite stops a node (and starts it again) with `$E2E_NODE_CONTROL node-stop|node-start NAME`
   export E2E_NODE_CONTROL="bash $ROOT/hack/local-cluster.sh"
-  # MinIO and the operator stay on node 1: node-lost stops node 2
+  # MinIO, the operator and the chart's Fuseki stay on node 1: node-lost stops node 2
   export E2E_INFRA_NODE=rdf-bulkload-node-1
 fi
 KUBECONFIG=$OUT/kubeconfig E2E_IMAGE_PULL_POLICY=Never E2E_MINIO_IMAGE=${E2E_MINIO_IMAGE:-quay.io/minio/minio:RELEASE.local} \

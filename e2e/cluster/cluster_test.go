@@ -179,6 +179,7 @@ func TestBulkLoadToFuseki(t *testing.T) {
 	nt, nq := s.uploadDumps(ctx)
 
 	bl := s.sampleBulkLoad()
+	onInfraNode(t, bl)
 	s.name = bl.GetName()
 	obsCtx, stopObservers := context.WithCancel(ctx)
 	var observers sync.WaitGroup
@@ -306,10 +307,10 @@ func (s *suite) installChart(ctx context.Context) {
 		"--set", "metrics.reader.subjects[0].kind=ServiceAccount", "--set", "metrics.reader.subjects[0].name=" + scraperSA,
 		"--set", "metrics.reader.subjects[0].namespace=" + s.ns,
 		"--set", "replicaCount=1"}
-	// the operator stays on E2E_INFRA_NODE; the chart's Fuseki follows the database it serves
-	// (a node-local restore lands on the build's node)
+	// the operator and the chart's Fuseki stay on E2E_INFRA_NODE (and so do the builds it
+	// serves: onInfraNode)
 	if node := os.Getenv("E2E_INFRA_NODE"); node != "" {
-		args = append(args, "--set", "nodeSelector.kubernetes\\.io/hostname="+node)
+		args = append(args, "--set", "nodeSelector.kubernetes\\.io/hostname="+node, "--set", "fuseki.nodeSelector.kubernetes\\.io/hostname="+node)
 	}
 	cmd := exec.CommandContext(ctx, s.helm, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -318,14 +319,24 @@ func (s *suite) installChart(ctx context.Context) {
 	s.t.Logf("chart installed (operator %s:%s, loader %s:%s)", opRepo, opTag, ldRepo, ldTag)
 }
 
-// infraNodeSelector keeps the suite's own servers (MinIO and the operator) on
-// the node E2E_INFRA_NODE names, if any: a scenario that stops another node then loses only
-// the builds it meant to.
+// infraNodeSelector keeps the suite's own servers (MinIO, the operator, the chart's Fuseki
+// and the SPARQL poller) on the node E2E_INFRA_NODE names, if any: a scenario that stops
+// another node then loses only the builds it meant to.
 func infraNodeSelector() map[string]string {
 	if node := os.Getenv("E2E_INFRA_NODE"); node != "" {
 		return map[string]string{hostnameLabel: node}
 	}
 	return nil
+}
+
+// onInfraNode builds a BulkLoad the chart's Fuseki serves on E2E_INFRA_NODE, where that
+// Fuseki runs: a node-local restore lands on the build's node, and across nodes a handoff
+// showed the stall of issue 32 (requests to the Service timing out for 8 s), still to be
+// explained. TestStorageKinds serves across nodes with Fusekis of its own.
+func onInfraNode(t *testing.T, bl *unstructured.Unstructured) {
+	if sel := infraNodeSelector(); sel != nil {
+		setField(t, bl, map[string]any{hostnameLabel: sel[hostnameLabel]}, "spec", "build", "nodeSelector")
+	}
 }
 
 func (s *suite) startMinIO(ctx context.Context) {

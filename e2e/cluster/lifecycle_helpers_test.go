@@ -270,7 +270,7 @@ func (s *suite) startPoller(ctx context.Context) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: pollerName, Labels: map[string]string{"app.kubernetes.io/name": pollerName}},
 		Spec: corev1.PodSpec{
-			NodeSelector:                 infraNodeSelector(), // beside the handoffs it measures (see gitops)
+			NodeSelector:                 infraNodeSelector(), // beside the Fuseki it polls
 			AutomountServiceAccountToken: &no,
 			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, RunAsUser: &uid,
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},

@@ -57,13 +57,7 @@ func (s *suite) gitops(ctx context.Context, rec *record, dir string) {
 	setField(t, bl, "strict", "spec", "loader", "onError")
 	unstructured.RemoveNestedField(bl.Object, "spec", "loader", "maxRejects")
 	setField(t, bl, map[string]any{"mode": "watch", "interval": watchInterval.String(), "settlePeriod": settlePeriod.String()}, "spec", "trigger")
-	// On two nodes the handoffs stay on E2E_INFRA_NODE with the poller (the build, and so the
-	// node-local restore and the chart's Fuseki): across nodes a handoff showed the stall of
-	// issue 32 (requests to the Service timing out for 8 s), which TestStorageKinds' cross-node
-	// serving does not measure and which is still to be explained.
-	if sel := infraNodeSelector(); sel != nil {
-		setField(t, bl, map[string]any{hostnameLabel: sel[hostnameLabel]}, "spec", "build", "nodeSelector")
-	}
+	onInfraNode(t, bl)
 	dump := func(rev string, n int) string {
 		d := filepath.Join(dir, rev)
 		if err := os.MkdirAll(d, 0o755); err != nil {

@@ -186,17 +186,22 @@ func recordControlPlane(assets string) {
 // with the PID it names one process, where a PID alone may since have been reused (e.g. by
 // the local test cluster's kube-apiserver, which runs the same binary as an orphan).
 func startTime(stat []byte) string {
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	fields := statFields(stat)
 	if len(fields) < 20 {
 		return ""
 	}
 	return fields[19]
 }
 
+// statFields are the fields of /proc/PID/stat after the parenthesised command (which may hold
+// spaces): field 3 onwards.
+func statFields(stat []byte) []string {
+	return strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+}
+
 // parentPID is field 4 of /proc/PID/stat (after the parenthesised command); 0 if unreadable.
 func parentPID(stat []byte) int {
-	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
-	fields := strings.Fields(rest)
+	fields := statFields(stat)
 	if len(fields) < 2 {
 		return 0
 	}

@@ -35,6 +35,9 @@ finish_background() {
   wait "$beside" || rc=$?
   sed 's/^/beside: /' "$log"
   if [ "$rc" != 0 ]; then
+    # the lane's log is long and CI may keep only its tail: name what failed last
+    echo "test: what failed in the background lane:" >&2
+    grep -E -e '--- FAIL:|^FAIL|FAILED|Error [0-9]+$' "$log" | sed 's/^/test:   /' >&2 || true
     echo "test: the background lane failed (exit $rc)" >&2
     exit "$rc"
   fi

@@ -85,6 +85,55 @@ func TestHandoffIsReadyOnlyAfterTheRollout(t *testing.T) {
 	})
 }
 
+// A new serving pod the scheduler cannot place (here: a user's nodeSelector against
+// the node a node-local restore lives on) is named in the status with the scheduler's
+// reason, not only counted as an old pod still running.
+func TestHandoffSaysWhyAServingPodCannotBeScheduled(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
+	bl := newBulkLoad(ns, "unschedulable")
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	bl = completeBuild(t, key)
+	claim := specs.ServingClaimName(bl, bl.Status.LastBuiltRevision)
+	depKey := client.ObjectKey{Namespace: ns, Name: "fuseki"}
+	eventually(t, func(g Gomega) { g.Expect(servedClaim(g, ns)).To(Equal(claim)) })
+	rolloutControllerStandIn{t: t}.set(depKey, rdfv1.WorkloadDeployment, func(int64, int32) (int32, int32, int32) { return 1, 2, 1 })
+
+	// What the Deployment controller and the scheduler leave: the old pod runs, the new
+	// one mounts the restored claim and cannot be placed.
+	d := &appsv1.Deployment{}
+	g.Expect(k8s.Get(ctx, depKey, d)).To(Succeed())
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fuseki-new", Labels: d.Spec.Template.Labels}, Spec: d.Spec.Template.Spec}
+	other := pod.DeepCopy()
+	other.Name = "fuseki-old"
+	other.Spec.Volumes = newServingDeployment(ns).Spec.Template.Spec.Volumes
+	g.Expect(k8s.Create(ctx, other)).To(Succeed())
+	other.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "not this pod's volume",
+	}}}
+	g.Expect(k8s.Status().Update(ctx, other)).To(Succeed())
+	g.Expect(k8s.Create(ctx, pod)).To(Succeed())
+	eventually(t, func(g Gomega) {
+		c := meta.FindStatusCondition(getBulkLoad(g, key).Status.Conditions, rdfv1.ConditionReconciling)
+		g.Expect(c.Message).To(ContainSubstring("1 old pods"))
+	})
+	const why = "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had volume node affinity conflict."
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: why,
+	}}}
+	g.Expect(k8s.Status().Update(ctx, pod)).To(Succeed())
+	// Pods are not watched: the rollout's recheck finds it.
+	eventually(t, func(g Gomega) {
+		c := meta.FindStatusCondition(getBulkLoad(g, key).Status.Conditions, rdfv1.ConditionReconciling)
+		g.Expect(c.Reason).To(Equal("RollingOut"))
+		g.Expect(c.Message).To(ContainSubstring("pod fuseki-new cannot be scheduled: " + why))
+		g.Expect(c.Message).NotTo(ContainSubstring("fuseki-old"))
+	})
+}
+
 func TestHandoffDriftIsPutBackWithinOneReconcile(t *testing.T) {
 	startController(t)
 	ns := newNamespace(t)

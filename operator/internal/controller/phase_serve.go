@@ -196,6 +196,23 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 		}
 		return nil
 	}
+	if handedOff {
+		// The workload's status only counts pods; a new pod the scheduler cannot place (a
+		// nodeSelector against a node-local restore, no room on the snapshot's node) would
+		// otherwise show as "old pods are still running" until the progress deadline.
+		stuck, err := r.unschedulableServingPod(ctx, obj, sv.VolumeName, claim.Name)
+		if err != nil {
+			return err
+		}
+		if stuck != "" {
+			pending += "; " + stuck
+			if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c == nil || !strings.Contains(c.Message, stuck) {
+				log.Info("a serving pod cannot be scheduled onto the handed-off database", "kind", kind, "workload", sv.Name, "claim", claim.Name, "scheduler", stuck)
+			}
+		}
+		// pods are not watched: look again while the rollout lasts
+		s.requeue(restoredClaimRecheck)
+	}
 	log.V(1).Info("waiting for the serving workload's rollout", "kind", kind, "workload", sv.Name, "claim", claim.Name, "pending", pending)
 	reason, msg := status.ReasonRollingOut, fmt.Sprintf("%s %s rolls out onto %s (snapshot %s): %s", kind, sv.Name, claim.Name, want, pending)
 	if drifted {
@@ -279,6 +296,30 @@ func (r *BulkLoadReconciler) restoredClaimUnbound(ctx context.Context, want *cor
 		return "", nil
 	}
 	return fmt.Sprintf("it is %s (StorageClass %s has volumeBindingMode Immediate)", phase, sc.Name), nil
+}
+
+// unschedulableServingPod names a pod of the serving workload that mounts claim and
+// that the scheduler cannot place, with the scheduler's reason ("" when there is none).
+// The pods are read uncached and only while a rollout waits.
+func (r *BulkLoadReconciler) unschedulableServingPod(ctx context.Context, obj client.Object, volumeName, claim string) (string, error) {
+	sel, err := metav1.LabelSelectorAsSelector(specs.WorkloadSelector(obj))
+	if err != nil || sel.Empty() {
+		return "", nil // the workload controller refuses such a selector itself
+	}
+	pods := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(obj.GetNamespace()), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return "", fmt.Errorf("cannot list the pods of %s: %w", obj.GetName(), err)
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if specs.ServedClaim(&corev1.PodTemplateSpec{Spec: pod.Spec}, volumeName) != claim {
+			continue
+		}
+		if why := specs.UnschedulableReason(pod); why != "" {
+			return fmt.Sprintf("pod %s cannot be scheduled: %s", pod.Name, why), nil
+		}
+	}
+	return "", nil
 }
 
 // buildNode is the node a build's database volume is bound to, "" unless the volume

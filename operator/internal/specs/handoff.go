@@ -197,6 +197,31 @@ func Rollout(obj runtime.Object) (pending string) {
 	return fmt.Sprintf("cannot tell the rollout of a %T", obj)
 }
 
+// WorkloadSelector is a Deployment's or StatefulSet's pod selector (nil for other kinds).
+func WorkloadSelector(obj runtime.Object) *metav1.LabelSelector {
+	switch w := obj.(type) {
+	case *appsv1.Deployment:
+		return w.Spec.Selector
+	case *appsv1.StatefulSet:
+		return w.Spec.Selector
+	}
+	return nil
+}
+
+// UnschedulableReason is the scheduler's account of why a pod waits to be placed
+// (its PodScheduled condition with reason Unschedulable), "" when it does not wait.
+func UnschedulableReason(pod *corev1.Pod) string {
+	if pod.Spec.NodeName != "" || pod.Status.Phase != corev1.PodPending {
+		return ""
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return c.Message
+		}
+	}
+	return ""
+}
+
 // Replicas is a workload's spec.replicas (nil means 1, the API's default).
 func replicas(r *int32) int32 {
 	if r == nil {

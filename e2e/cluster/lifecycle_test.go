@@ -314,9 +314,16 @@ func (s *suite) faults(ctx context.Context, logs *logCapture, dir string) {
 
 	// --- 5b. Deletion with onDelete: Delete ----------------------------------------------------
 	s.deleteBulkLoad(ctx, faults)
-	// all but the snapshot of the volume Fuseki still mounts (kept with it)
-	if got, want := s.snapshotNames(ctx, faults), []string{faults + "-" + strings.TrimPrefix(served, faults+"-db-")}; !slices.Equal(got, want) {
-		t.Errorf("snapshots left after deleting a BulkLoad with onDelete Delete: %v, want only the served volume's %v", got, want)
+	// all but the snapshot of the volume Fuseki still mounts (kept with it). The operator deletes
+	// them as it releases its finalizer; the snapshot controller and the CSI driver (on the build's
+	// node) then remove each with its content, which takes a moment: gone within 2 min.
+	servedSnapshot := []string{faults + "-" + strings.TrimPrefix(served, faults+"-db-")}
+	var left []string
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		left = s.snapshotNames(ctx, faults)
+		return slices.Equal(left, servedSnapshot), nil
+	}); err != nil {
+		t.Errorf("snapshots left 2 min after deleting a BulkLoad with onDelete Delete: %v, want only the served volume's %v", left, servedSnapshot)
 	}
 	if got := s.pvcNames(ctx, ""); !slices.Contains(got, served) {
 		t.Errorf("the serving volume %s was deleted with the BulkLoad (PVCs %v)", served, got)

@@ -149,12 +149,11 @@ func nodesUnavailable(wf *wfv1.Workflow, why string) workflowObservation {
 	return obs
 }
 
-// workflowNotStarted tells a workflow no workflow-controller has written a status to
-// (NotStarted) that has waited timeout since its creation from one that may still be
-// picked up: before the timeout, the time left (when to look again) and no reason;
-// after, why, with what to check. Argo's controller sets a phase within seconds of a
-// workflow's creation, even one it holds back (Pending, with a message), so a
-// workflow without one is not watched by any controller that would run it.
+// workflowNotStarted judges a workflow without a status phase (NotStarted): until timeout
+// has passed since its creation, the time left (when to look again); then why it is
+// likely not started and what to check. Argo's controller sets a phase within seconds
+// of a workflow's creation, even of one it holds back (Pending, with a message), so a
+// workflow without one long after is watched by no controller that would run it.
 func workflowNotStarted(wf *wfv1.Workflow, now time.Time, timeout time.Duration, instanceID string) (left time.Duration, why string) {
 	created := wf.CreationTimestamp.Time
 	if created.IsZero() {

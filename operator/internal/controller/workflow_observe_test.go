@@ -301,6 +301,11 @@ func TestObserveWorkflowNotStartedAndArgosMessage(t *testing.T) {
 			t.Errorf("%s: %+v", name, obs)
 		}
 	}
+	// nodes offloaded to Argo's database: the message is still read
+	offloaded := &wfv1.Workflow{Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowPending, Message: "postponed", OffloadNodeStatusVersion: "v1"}}
+	if obs := observeWorkflow(ctx, offloaded); obs.Done || obs.NotStarted || obs.Message != "postponed" {
+		t.Errorf("offloaded nodes: %+v", obs)
+	}
 	wf := workflowWith(wfv1.WorkflowFailed)
 	wf.Status.Message = "child failed"
 	if obs := observeWorkflow(ctx, wf); obs.NotStarted || obs.Message != "" {

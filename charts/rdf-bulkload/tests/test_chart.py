@@ -122,6 +122,10 @@ def test_manager_deployment():
         assert name in main_go, 'the manager does not read %s' % name
     c = find(objects(render(None, 'loaderImage.pullPolicy=Never')), 'Deployment')[0]['spec']['template']['spec']['containers'][0]
     assert {'name': 'RDF_BULKLOAD_STEP_IMAGE_PULL_POLICY', 'value': 'Never'} in c['env'], c['env']
+    # the Argo controller's instance ID only when set (an unlabelled Workflow is what a controller without one runs)
+    assert 'RDF_BULKLOAD_ARGO_INSTANCE_ID' not in env and env['RDF_BULKLOAD_WORKFLOW_START_TIMEOUT'] == '2m'
+    c = find(objects(render(None, 'argo.instanceID=rdf-builds')), 'Deployment')[0]['spec']['template']['spec']['containers'][0]
+    assert {'name': 'RDF_BULKLOAD_ARGO_INSTANCE_ID', 'value': 'rdf-builds'} in c['env'], c['env']
     # restricted Pod Security Standard
     assert pod['securityContext']['runAsNonRoot'] is True and pod['securityContext']['runAsUser'] != 0
     assert pod['securityContext']['seccompProfile']['type'] == 'RuntimeDefault'
@@ -296,6 +300,8 @@ def test_full():
     c = dep['spec']['template']['spec']['containers'][0]
     assert c['image'].endswith('@sha256:' + '0123456789abcdef' * 4), c['image']
     assert dep['spec']['replicas'] == 2 and '--leader-elect' in c['args'] and '--zap-log-level=debug' in c['args']
+    env = {e['name']: e['value'] for e in c['env']}
+    assert env['RDF_BULKLOAD_ARGO_INSTANCE_ID'] == 'rdf-builds' and env['RDF_BULKLOAD_WORKFLOW_START_TIMEOUT'] == '5m', env
     sm = find(objs, 'ServiceMonitor')[0]
     svc = find(objs, 'Service', 'rdf-bulkload-metrics')[0]
     assert all(svc['metadata']['labels'].get(k) == v for k, v in sm['spec']['selector']['matchLabels'].items())
@@ -444,7 +450,8 @@ def test_schema_rejects_bad_values():
            'metrics.reader.subjects[0].kind=ServiceAccount,metrics.reader.subjects[0].name=prometheus',
            'monitoring.prometheusRule.noRecentBuildPeriod=8days',
            'monitoring.prometheusRule.alerts.NoSuchAlert.enabled=true', 'monitoring.podMonitor.interval=often',
-           'monitoring.prometheusRule.alerts.RDFBulkLoadBuildStuck.for=long']
+           'monitoring.prometheusRule.alerts.RDFBulkLoadBuildStuck.for=long', 'argo.instanceID=not/a-label',
+           'argo.workflowStartTimeout=soon', 'argo.workflowStartTimeout=']
     accepted = []
     for s in bad:
         r = helm('template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', s, check=False)

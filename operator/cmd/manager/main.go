@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -50,6 +51,11 @@ func main() {
 	var stepMetricsLinger string
 	flag.StringVar(&stepMetricsLinger, "step-metrics-linger", os.Getenv("RDF_BULKLOAD_STEP_METRICS_LINGER"),
 		"how long the fetch and load steps keep serving their metrics after their work ends, so that Prometheus scrapes their final figures (at least the scrape interval plus service discovery's delay; 0: none)")
+	var workflowStartTimeout, argoInstanceID string
+	flag.StringVar(&workflowStartTimeout, "workflow-start-timeout", os.Getenv("RDF_BULKLOAD_WORKFLOW_START_TIMEOUT"),
+		"how long a build Workflow may go without a status from an Argo workflow-controller before its BulkLoad reports WorkflowNotStarted (empty: 2m)")
+	flag.StringVar(&argoInstanceID, "argo-instance-id", os.Getenv("RDF_BULKLOAD_ARGO_INSTANCE_ID"),
+		"the instanceID of the Argo workflow-controller that is to run the build Workflows: they are labelled workflows.argoproj.io/controller-instanceid with it (empty: unlabelled, for a controller without an instanceID)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -64,6 +70,16 @@ func main() {
 	linger, err := time.ParseDuration(cmp.Or(stepMetricsLinger, "0s"))
 	if err != nil || linger < 0 {
 		log.Error(err, "--step-metrics-linger must be a duration such as 20s", "value", stepMetricsLinger)
+		os.Exit(2)
+	}
+	startTimeout, err := time.ParseDuration(cmp.Or(workflowStartTimeout, controller.DefaultWorkflowStartTimeout.String()))
+	if err != nil || startTimeout <= 0 {
+		log.Error(err, "--workflow-start-timeout must be a positive duration such as 2m", "value", workflowStartTimeout)
+		os.Exit(2)
+	}
+	if errs := validation.IsValidLabelValue(argoInstanceID); len(errs) > 0 {
+		// Argo's controller compares the label's value with its instanceID, and a label holds only a label value.
+		log.Error(nil, "--argo-instance-id must be a valid label value", "value", argoInstanceID, "problems", errs)
 		os.Exit(2)
 	}
 	metricsOpts, err := managermetrics.ServerOptions(managermetrics.Options{BindAddress: metricsAddr, Secure: metricsSecure, CertPath: metricsCertPath})
@@ -94,6 +110,8 @@ func main() {
 		DefaultLoaderImage:     loaderImage,
 		DefaultImagePullPolicy: corev1.PullPolicy(pullPolicy),
 		StepMetricsLinger:      linger,
+		WorkflowStartTimeout:   startTimeout,
+		ArgoInstanceID:         argoInstanceID,
 		Resolver:               newSourceResolver(),
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
@@ -108,7 +126,8 @@ func main() {
 		log.Error(err, "cannot add the readiness check")
 		os.Exit(1)
 	}
-	log.Info("starting", "metricsBindAddress", metricsAddr, "metricsSecure", metricsSecure, "fetchImage", fetchImage, "loaderImage", loaderImage, "stepImagePullPolicy", pullPolicy, "stepMetricsLinger", linger)
+	log.Info("starting", "metricsBindAddress", metricsAddr, "metricsSecure", metricsSecure, "fetchImage", fetchImage, "loaderImage", loaderImage, "stepImagePullPolicy", pullPolicy, "stepMetricsLinger", linger,
+		"workflowStartTimeout", startTimeout, "argoInstanceID", argoInstanceID)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

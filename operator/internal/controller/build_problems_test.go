@@ -183,3 +183,102 @@ func TestCacheHoldsOnlyTheOperatorsChildren(t *testing.T) {
 		g.Expect(list.Items[0].ManagedFields).To(BeEmpty())
 	})
 }
+
+// A build workflow no Argo workflow-controller picks up (none manages the namespace, an
+// instanceID that differs, the controller down) is reported once it has had no status for
+// the operator's workflow start timeout: Reconciling=True, reason WorkflowNotStarted, with
+// the likely causes and how to check them, and a Warning event. It is not final: once a
+// controller runs the workflow, the build goes on and the reason is gone.
+func TestWorkflowNotStartedIsReportedUntilArgoRunsIt(t *testing.T) {
+	startController(t, func(r *BulkLoadReconciler) { r.WorkflowStartTimeout = 2 * time.Second })
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	bl := newBulkLoad(ns, "unclaimed")
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	bl, wf := waitForWorkflow(t, key)
+	g.Expect(wf.Labels).NotTo(HaveKey("workflows.argoproj.io/controller-instanceid"), "no instance ID configured")
+
+	// Nothing but the timeout triggers the report: the stand-in for Argo writes nothing.
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		c := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReconciling)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(c.Reason).To(Equal("WorkflowNotStarted"))
+		g.Expect(c.Message).To(And(ContainSubstring(wf.Name), ContainSubstring("namespace "+ns), ContainSubstring("--managed-namespace"),
+			ContainSubstring("sets no instance ID"), ContainSubstring("kubectl -n argo get pods"), ContainSubstring("instanceID")))
+		g.Expect(meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionStalled).Status).To(Equal(metav1.ConditionFalse), "not final")
+		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhasePending))
+		g.Expect(eventReasons(g, bl)).To(HaveKeyWithValue("WorkflowNotStarted", And(HavePrefix("Warning"), ContainSubstring(wf.Name))))
+	})
+
+	// A controller picks it up at last: the build goes on, the report is gone.
+	argoControllerStandIn{t: t}.running(client.ObjectKeyFromObject(wf), "fetch")
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseFetching))
+		for _, c := range bl.Status.Conditions {
+			g.Expect(c.Reason).NotTo(Equal("WorkflowNotStarted"), "condition %s", c.Type)
+		}
+		g.Expect(meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReconciling).Reason).To(Equal("Building"))
+	})
+	g.Expect(bl.Status.Attempt).To(Equal(int32(1)), "the same attempt goes on")
+	g.Expect(workflowsOf(g, bl)).To(HaveLen(1))
+}
+
+// With the operator's Argo instance ID, every build workflow carries Argo's
+// controller-instanceid label, and a workflow not started names that ID.
+func TestArgoInstanceIDLabelsTheWorkflowAndNamesItWhenNotStarted(t *testing.T) {
+	startController(t, func(r *BulkLoadReconciler) {
+		r.ArgoInstanceID = "rdf-test"
+		r.WorkflowStartTimeout = time.Second
+	})
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	bl := newBulkLoad(ns, "instance")
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	_, wf := waitForWorkflow(t, key)
+	g.Expect(wf.Labels).To(HaveKeyWithValue("workflows.argoproj.io/controller-instanceid", "rdf-test"))
+	eventually(t, func(g Gomega) {
+		c := meta.FindStatusCondition(getBulkLoad(g, key).Status.Conditions, rdfv1.ConditionReconciling)
+		g.Expect(c.Reason).To(Equal("WorkflowNotStarted"))
+		g.Expect(c.Message).To(ContainSubstring(`"rdf-test"`))
+	})
+}
+
+// A workflow Argo holds back (namespaceParallelism, parallelism) is Pending with Argo's
+// message, which the BulkLoad shows while it waits; it is no WorkflowNotStarted.
+func TestPostponedWorkflowShowsArgosMessage(t *testing.T) {
+	startController(t, func(r *BulkLoadReconciler) { r.WorkflowStartTimeout = time.Second })
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	bl := newBulkLoad(ns, "postponed")
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	_, wf := waitForWorkflow(t, key)
+	argo := argoControllerStandIn{t: t}
+	wfKey := client.ObjectKeyFromObject(wf)
+	why := "Workflow processing has been postponed because too many workflows are running"
+	argo.setSteps(wfKey, wfv1.WorkflowPending, why, nil, nil, "")
+	eventually(t, func(g Gomega) {
+		bl := getBulkLoad(g, key)
+		c := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReconciling)
+		g.Expect(c.Reason).To(Equal("Building"))
+		g.Expect(c.Message).To(ContainSubstring(why))
+		g.Expect(meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReady).Message).To(ContainSubstring(why))
+	})
+	// It stays Pending past the start timeout: Argo has seen it, so it is not reported as not started.
+	time.Sleep(2 * time.Second)
+	c := meta.FindStatusCondition(getBulkLoad(g, key).Status.Conditions, rdfv1.ConditionReconciling)
+	g.Expect(c.Reason).To(Equal("Building"))
+	g.Expect(c.Message).To(ContainSubstring(why))
+
+	argo.running(wfKey, "fetch")
+	eventually(t, func(g Gomega) {
+		bl := getBulkLoad(g, key)
+		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseFetching))
+		g.Expect(meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReconciling).Message).NotTo(ContainSubstring(why))
+	})
+}

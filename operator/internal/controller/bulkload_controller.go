@@ -64,6 +64,13 @@ type BulkLoadReconciler struct {
 	StepMetricsLinger time.Duration
 	// Clock is the wall clock unless a test sets one.
 	Clock clock.PassiveClock
+	// WorkflowStartTimeout is how long a build Workflow may go without a status from an
+	// Argo workflow-controller before the BulkLoad reports it not started; zero means
+	// DefaultWorkflowStartTimeout.
+	WorkflowStartTimeout time.Duration
+	// ArgoInstanceID is the instanceID of the workflow-controller that runs the build
+	// Workflows, which carry it in Argo's controller-instanceid label; empty: none.
+	ArgoInstanceID string
 	// DependencyRecheck is how often a BulkLoad waiting for a missing API (Argo
 	// Workflows, VolumeSnapshots) checks again; zero means DefaultDependencyRecheck.
 	DependencyRecheck time.Duration

@@ -23,6 +23,10 @@ import (
 // pulling its image) before the BulkLoad's conditions say why.
 const stepPendingReportAfter = 5 * time.Minute
 
+// DefaultWorkflowStartTimeout is how long a build Workflow may have no status from an Argo
+// workflow-controller before the BulkLoad reports it not started (WorkflowStartTimeout).
+const DefaultWorkflowStartTimeout = 2 * time.Minute
+
 // ensureWorkflow makes sure the running build has its volumes and the Workflow of
 // its current attempt. The Workflow's name is derived from (revision, attempt), both
 // kept in the status, so a restarted controller finds it instead of creating another.
@@ -34,7 +38,8 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 	if st.Attempt < 1 {
 		st.Attempt = 1
 	}
-	params := specs.BuildParams{Revision: st.SourceRevision, Attempt: st.Attempt, Images: s.images, StepMetricsLinger: r.StepMetricsLinger}
+	params := specs.BuildParams{Revision: st.SourceRevision, Attempt: st.Attempt, Images: s.images, StepMetricsLinger: r.StepMetricsLinger,
+		ArgoInstanceID: r.ArgoInstanceID}
 	if s.wanted.Source && s.wanted.ID == st.SourceRevision {
 		params.ExpectRevision = s.wanted.Listing
 	}
@@ -108,6 +113,27 @@ func (r *BulkLoadReconciler) observeWorkflow(ctx context.Context, s *scope) erro
 			msg += ", step " + obs.Step
 		}
 		reason := status.ReasonBuilding
+		if obs.Message != "" {
+			// e.g. held back by the controller's namespaceParallelism or parallelism
+			msg += "; the workflow-controller says: " + obs.Message
+		}
+		reportedNotStarted := s.before.Workflow != nil && s.before.Workflow.Name == s.workflow.Name && reasonWas(s, status.ReasonWorkflowNotStarted)
+		if obs.NotStarted {
+			if left, why := workflowNotStarted(s.workflow, s.now, r.workflowStartTimeout(), r.ArgoInstanceID); why == "" {
+				s.requeue(left)
+			} else {
+				// Not final: the watch brings the workflow back once a controller writes its status.
+				reason = status.ReasonWorkflowNotStarted
+				msg += ": " + why
+				if !reportedNotStarted {
+					ctrl.LoggerFrom(ctx).Info("build workflow not started by any Argo workflow-controller: reporting it", "workflow", s.workflow.Name,
+						"created", s.workflow.CreationTimestamp.Time, "timeout", r.workflowStartTimeout(), "argoInstanceID", r.ArgoInstanceID)
+					r.event(s, corev1.EventTypeWarning, status.ReasonWorkflowNotStarted, "%s", msg)
+				}
+			}
+		} else if reportedNotStarted {
+			ctrl.LoggerFrom(ctx).Info("build workflow picked up by an Argo workflow-controller after all", "workflow", s.workflow.Name, "phase", s.workflow.Status.Phase)
+		}
 		if p := obs.Pending; p != nil {
 			if waited := s.now.Sub(p.Since); waited < stepPendingReportAfter {
 				s.requeue(stepPendingReportAfter - waited)
@@ -132,6 +158,19 @@ func (r *BulkLoadReconciler) observeWorkflow(ctx context.Context, s *scope) erro
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("build workflow succeeded", "revision", st.SourceRevision, "attempt", st.Attempt)
 	return nil // the snapshot phase takes it from here
+}
+
+func (r *BulkLoadReconciler) workflowStartTimeout() time.Duration {
+	if r.WorkflowStartTimeout > 0 {
+		return r.WorkflowStartTimeout
+	}
+	return DefaultWorkflowStartTimeout
+}
+
+// reasonWas says whether the status this reconcile started from had the Reconciling reason.
+func reasonWas(s *scope, reason string) bool {
+	c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling)
+	return c != nil && c.Reason == reason
 }
 
 func (r *BulkLoadReconciler) buildFailed(ctx context.Context, s *scope, obs *workflowObservation) error {

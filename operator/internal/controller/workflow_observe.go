@@ -36,6 +36,11 @@ type workflowObservation struct {
 	// Pending is the step pod that has been waiting longest to start, while the
 	// workflow runs (nil when none waits).
 	Pending *pendingPod
+	// NotStarted is true while no workflow-controller has written the workflow's phase.
+	NotStarted bool
+	// Message is Argo's status.message of a workflow that has not finished, e.g. why
+	// it is held back (namespaceParallelism, parallelism).
+	Message string
 	// Placed are the step pods scheduled to a node that have not finished, while the
 	// workflow runs (their nodes are watched for loss).
 	Placed []placedPod
@@ -98,6 +103,8 @@ func observeWorkflow(ctx context.Context, wf *wfv1.Workflow) workflowObservation
 
 	switch wf.Status.Phase {
 	case wfv1.WorkflowPending, wfv1.WorkflowRunning, wfv1.WorkflowUnknown:
+		obs.NotStarted = wf.Status.Phase == wfv1.WorkflowUnknown
+		obs.Message = wf.Status.Message
 		obs.Pending = longestPending(wf, pods)
 		obs.Placed = placedPods(wf, pods)
 	case wfv1.WorkflowSucceeded:
@@ -124,6 +131,8 @@ func nodesUnavailable(wf *wfv1.Workflow, why string) workflowObservation {
 	obs := workflowObservation{Phase: rdfv1.PhasePending}
 	why = fmt.Sprintf("workflow %s: %s; see `argo get %s -n %s`", wf.Name, why, wf.Name, wf.Namespace)
 	switch wf.Status.Phase {
+	case wfv1.WorkflowPending, wfv1.WorkflowRunning:
+		obs.Message = wf.Status.Message
 	case wfv1.WorkflowSucceeded:
 		obs.Done, obs.Succeeded = true, true
 		obs.FinishedAt = wf.Status.FinishedAt.Time
@@ -138,6 +147,31 @@ func nodesUnavailable(wf *wfv1.Workflow, why string) workflowObservation {
 		obs.Step = obs.Failure.Step
 	}
 	return obs
+}
+
+// workflowNotStarted judges a workflow without a status phase (NotStarted): until timeout
+// has passed since its creation, the time left (when to look again); then why it is
+// likely not started and what to check. Argo's controller sets a phase within seconds
+// of a workflow's creation, even of one it holds back (Pending, with a message), so a
+// workflow without one long after is watched by no controller that would run it.
+func workflowNotStarted(wf *wfv1.Workflow, now time.Time, timeout time.Duration, instanceID string) (left time.Duration, why string) {
+	created := wf.CreationTimestamp.Time
+	if created.IsZero() {
+		// not read back from the API server (its create found it created): just created
+		return timeout, ""
+	}
+	if waited := now.Sub(created); waited < timeout {
+		return timeout - waited, ""
+	}
+	instance := "the operator sets no instance ID (--argo-instance-id), and a controller configured with an instanceID runs only workflows labelled with it"
+	if instanceID != "" {
+		instance = fmt.Sprintf("the operator labels its workflows for the controller of instanceID %q (--argo-instance-id), and no other runs them", instanceID)
+	}
+	return 0, fmt.Sprintf("no Argo workflow-controller has started it since its creation at %s (--workflow-start-timeout %s): "+
+		"no controller manages namespace %s (a namespaced install manages only its --managed-namespace), "+
+		"or the controller's instanceID does not match (%s), or the controller is down; "+
+		"check `kubectl -n argo get pods` (the namespace Argo is installed in), the instanceID in the workflow-controller-configmap "+
+		"and the controller's --managed-namespace argument", created.UTC().Format(time.RFC3339), timeout, wf.Namespace, instance)
 }
 
 // ReasonNodesUnavailable: the workflow failed and its nodes (steps, exit codes) cannot be read.

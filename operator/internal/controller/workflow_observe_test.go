@@ -281,3 +281,57 @@ func TestStepMessageKeepsTheStepsOwnError(t *testing.T) {
 		}
 	}
 }
+
+// Not started: no workflow-controller has written a phase. Argo's message of a workflow it
+// holds back (Pending) or runs is kept for the status.
+func TestObserveWorkflowNotStartedAndArgosMessage(t *testing.T) {
+	for name, tc := range map[string]struct {
+		phase      wfv1.WorkflowPhase
+		message    string
+		notStarted bool
+	}{
+		"no phase":  {"", "", true},
+		"postponed": {wfv1.WorkflowPending, "Workflow processing has been postponed because too many workflows are running", false},
+		"running":   {wfv1.WorkflowRunning, "", false},
+	} {
+		wf := workflowWith(tc.phase)
+		wf.Status.Message = tc.message
+		obs := observeWorkflow(ctx, wf)
+		if obs.Done || obs.NotStarted != tc.notStarted || obs.Message != tc.message {
+			t.Errorf("%s: %+v", name, obs)
+		}
+	}
+	// nodes offloaded to Argo's database: the message is still read
+	offloaded := &wfv1.Workflow{Status: wfv1.WorkflowStatus{Phase: wfv1.WorkflowPending, Message: "postponed", OffloadNodeStatusVersion: "v1"}}
+	if obs := observeWorkflow(ctx, offloaded); obs.Done || obs.NotStarted || obs.Message != "postponed" {
+		t.Errorf("offloaded nodes: %+v", obs)
+	}
+	wf := workflowWith(wfv1.WorkflowFailed)
+	wf.Status.Message = "child failed"
+	if obs := observeWorkflow(ctx, wf); obs.NotStarted || obs.Message != "" {
+		t.Errorf("a finished workflow's message is its failure's, not a wait's: %+v", obs)
+	}
+}
+
+// The start timeout counts from the workflow's creation; until it has passed, what is left
+// of it (the requeue), then why: the namespace, the instance ID (or that there is none), how to check.
+func TestWorkflowNotStarted(t *testing.T) {
+	created := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	wf := &wfv1.Workflow{ObjectMeta: metav1.ObjectMeta{Namespace: "rdf", Name: "catalog-1", CreationTimestamp: metav1.NewTime(created)}}
+	if left, why := workflowNotStarted(wf, created.Add(90*time.Second), 2*time.Minute, ""); left != 30*time.Second || why != "" {
+		t.Errorf("before the timeout: left %s, why %q", left, why)
+	}
+	left, why := workflowNotStarted(wf, created.Add(2*time.Minute), 2*time.Minute, "")
+	if left != 0 || !strings.Contains(why, "namespace rdf") || !strings.Contains(why, "sets no instance ID") ||
+		!strings.Contains(why, "2026-11-28T09:00:00Z") || !strings.Contains(why, "kubectl -n argo get pods") || !strings.Contains(why, "--managed-namespace") {
+		t.Errorf("at the timeout: left %s, why %q", left, why)
+	}
+	if _, why := workflowNotStarted(wf, created.Add(time.Hour), 2*time.Minute, "rdf-builds"); !strings.Contains(why, `instanceID "rdf-builds"`) {
+		t.Errorf("with an instance ID: %q", why)
+	}
+	// A workflow this reconcile found already created (its create lost a race) carries no
+	// creation time: it has just been created, not waited forever.
+	if left, why := workflowNotStarted(&wfv1.Workflow{}, created, 2*time.Minute, ""); left != 2*time.Minute || why != "" {
+		t.Errorf("no creation time: left %s, why %q", left, why)
+	}
+}

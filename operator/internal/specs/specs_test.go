@@ -828,3 +828,21 @@ func TestLoadOutputParameterIsTheSummaryTheLoaderWrites(t *testing.T) {
 	}
 	t.Fatal("no load template")
 }
+
+// With the operator's --argo-instance-id, every Workflow carries Argo's controller-instanceid
+// label, which a workflow-controller configured with that instanceID requires (it ignores
+// Workflows without it); without one, no such label, which an instanceID-less controller requires.
+func TestWorkflowControllerInstanceIDLabel(t *testing.T) {
+	images := Images{Fetch: "f", Loader: "l", Validate: "v"}
+	wf := Workflow(testBulkLoad(), BuildParams{Revision: "r", Attempt: 1, Images: images})
+	if v, ok := wf.Labels["workflows.argoproj.io/controller-instanceid"]; ok {
+		t.Errorf("no instance ID configured, yet the workflow is labelled %q", v)
+	}
+	wf = Workflow(testBulkLoad(), BuildParams{Revision: "r", Attempt: 1, Images: images, ArgoInstanceID: "rdf"})
+	if v := wf.Labels["workflows.argoproj.io/controller-instanceid"]; v != "rdf" {
+		t.Errorf("controller-instanceid label %q, want rdf; labels %v", v, wf.Labels)
+	}
+	if wf.Labels[LabelBulkLoad] != "wikidata" || wf.Labels[LabelManagedBy] != ManagedBy {
+		t.Errorf("the instance ID replaces none of the operator's labels: %v", wf.Labels)
+	}
+}

@@ -106,7 +106,16 @@ type BuildParams struct {
 	// the step's work ends (--metrics-linger), so that a step shorter than a scrape interval
 	// is still scraped with its final figures.
 	StepMetricsLinger time.Duration
+	// ArgoInstanceID, when set, is the instanceID of the workflow-controller that is to run
+	// the workflow (LabelArgoInstanceID); empty leaves the label out, as a controller
+	// without an instanceID requires.
+	ArgoInstanceID string
 }
+
+// LabelArgoInstanceID is Argo's label (workflow/common.LabelKeyControllerInstanceID) by which a
+// workflow-controller configured with an instanceID picks the Workflows it runs: it ignores
+// those whose label differs or is missing, and one without an instanceID ignores labelled ones.
+const LabelArgoInstanceID = "workflows.argoproj.io/controller-instanceid"
 
 // Workflow builds the Argo Workflow of one build attempt: fetch → load → validate on
 // the revision's data and scratch volumes. The snapshot is taken by the controller
@@ -114,6 +123,9 @@ type BuildParams struct {
 func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
 	labels := childLabels(bl, p.Revision, RoleBuild)
 	labels[LabelAttempt] = strconv.Itoa(int(p.Attempt))
+	if p.ArgoInstanceID != "" {
+		labels[LabelArgoInstanceID] = p.ArgoInstanceID
+	}
 
 	volumes := []corev1.Volume{
 		claimVolume(volumeData, DataClaimName(bl, p.Revision)),

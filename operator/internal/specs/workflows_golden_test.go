@@ -36,7 +36,8 @@ type workflowCase struct {
 // a ConfigMap, TLS verification off, the expected listing digest), the loader's policies and
 // resources, the steps' own images, resources and pull policies, the placement of the build pods
 // (node selector, tolerations, node and pod (anti-)affinity, exclusiveNode, pod metadata, a
-// priority class, the deadline), the retry limit and the steps' metrics linger.
+// priority class, the deadline), the retry limit, the steps' metrics linger and the Argo
+// controller's instance ID label.
 func workflowsMatrix() []struct {
 	name   string
 	bl     *rdfv1.BulkLoad
@@ -153,6 +154,10 @@ func workflowsMatrix() []struct {
 	add("exclusive-node-alone", func(bl *rdfv1.BulkLoad, _ *BuildParams, _ *corev1.PullPolicy) {
 		bl.Spec.Build.ExclusiveNode = true
 	})
+	// the operator's --argo-instance-id
+	add("argo-instance-id", func(_ *rdfv1.BulkLoad, p *BuildParams, _ *corev1.PullPolicy) {
+		p.ArgoInstanceID = "rdf-builds"
+	})
 	return cases
 }
 
@@ -203,6 +208,7 @@ func TestWorkflowsMatrixCoversTheOptionalParts(t *testing.T) {
 		seen["affinity"] = seen["affinity"] || s.Affinity != nil
 		seen["podPriorityClassName"] = seen["podPriorityClassName"] || s.PodPriorityClassName != ""
 		seen["ca volume"] = seen["ca volume"] || len(s.Volumes) > 3
+		seen["instanceid label"] = seen["instanceid label"] || wf.Labels[LabelArgoInstanceID] != ""
 		for _, tp := range s.Templates {
 			if tp.Container == nil {
 				continue
@@ -215,7 +221,7 @@ func TestWorkflowsMatrixCoversTheOptionalParts(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"nodeSelector", "tolerations", "affinity", "podPriorityClassName", "ca volume", "env",
+	for _, want := range []string{"nodeSelector", "tolerations", "affinity", "podPriorityClassName", "ca volume", "instanceid label", "env",
 		"imagePullPolicy", "requests", "--key", "--include", "--marker", "--manifest", "--ca-file", "--insecure",
 		"--expect-revision", "--metrics-linger", "--rejects", "--max-rejects"} {
 		if !seen[want] {

@@ -48,6 +48,10 @@ const (
 	// ReasonStepPodPending: a build step's pod has not started for a while (unschedulable,
 	// image pull failing...); the message carries what Kubernetes says about it.
 	ReasonStepPodPending = "StepPodPending"
+	// ReasonWorkflowNotStarted: no Argo workflow-controller has picked up the build's
+	// Workflow within the operator's --workflow-start-timeout (none manages the namespace,
+	// an instanceID mismatch, the controller down); the build goes on once one does.
+	ReasonWorkflowNotStarted = "WorkflowNotStarted"
 	// ReasonNodeLost: a build attempt ended because the node of its step pod, or of its
 	// node-local volumes, was NotReady or gone past spec.build.nodeLossGracePeriod; the
 	// next attempt runs elsewhere (on new volumes where the old ones were node-local).

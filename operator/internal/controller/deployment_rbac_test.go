@@ -43,10 +43,14 @@ func TestInstalledRBACIsEnoughForABuild(t *testing.T) {
 	g.Expect(dep.Spec.Template.Spec.ServiceAccountName).To(Equal(serviceAccount.GetName()))
 
 	asManager := impersonating(serviceAccount.GetNamespace(), serviceAccount.GetName())
-	// The impersonated identity really is limited: it may not read Pods.
-	limited, err := client.New(asManager, client.Options{Scheme: scheme})
+	// The impersonated identity really is limited: it may not list Secrets (it reads the
+	// watch trigger's one at a time) nor watch Pods.
+	limited, err := client.NewWithWatch(asManager, client.Options{Scheme: scheme})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(limited.List(ctx, &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "PodList"}})).NotTo(Succeed())
+	err = limited.List(ctx, &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "SecretList"}})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing Secrets: %v", err)
+	_, err = limited.Watch(ctx, &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "PodList"}})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "watching Pods: %v", err)
 
 	startControllerWithConfig(t, asManager)
 	ns := newNamespace(t)

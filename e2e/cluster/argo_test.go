@@ -1,0 +1,190 @@
+//go:build e2e
+
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// Argo as other people run it (issue 31): a workflow-controller that is down, or one that only
+// runs Workflows labelled with its instanceID. Both change the cluster's one Argo controller,
+// so this test runs alone and puts it back as it was.
+const (
+	argoNamespace  = "argo"
+	argoController = "workflow-controller"
+	argoConfigMap  = "workflow-controller-configmap"
+	argoInstanceID = "rdf-bulkload-e2e"
+	// the operator's --workflow-start-timeout here (chart argo.workflowStartTimeout)
+	workflowStartTimeout = 20 * time.Second
+)
+
+func TestArgoInstallations(t *testing.T) {
+	s, ctx := newSuite(t)
+	s.helmUpgrade(ctx, "argo.workflowStartTimeout="+workflowStartTimeout.String())
+	dir := t.TempDir()
+	t.Run("controller-down", func(t *testing.T) { s.with(t).argoControllerDown(ctx, dir) })
+	t.Run("instance-id", func(t *testing.T) { s.with(t).argoInstanceID(ctx, dir) })
+}
+
+// argoControllerDown: with no workflow-controller running, a build's Workflow gets no status;
+// the BulkLoad says so (Reconciling/WorkflowNotStarted, an event) once the start timeout has
+// passed, and the build goes on to Ready once a controller runs again.
+func (s *suite) argoControllerDown(ctx context.Context, dir string) {
+	t := s.t
+	const name = "argo-down"
+	s.scaleArgoController(ctx, 0)
+	t.Cleanup(func() { s.scaleArgoController(context.Background(), 1) })
+	bl := s.argoBulkLoad(ctx, name, dir)
+	created := time.Now()
+	s.createBulkLoad(ctx, bl)
+	u := s.waitBulkLoad(ctx, name, "Reconciling/WorkflowNotStarted", workflowStartTimeout+time.Minute, func(u *unstructured.Unstructured) bool {
+		st, reason := condition(u, "Reconciling")
+		return st == "True" && reason == "WorkflowNotStarted"
+	})
+	msg := conditionMessage(u, "Reconciling")
+	t.Logf("Reconciling/WorkflowNotStarted %.0f s after the BulkLoad was created: %s", time.Since(created).Seconds(), msg)
+	for _, cause := range []string{"--managed-namespace", "instanceID", "controller"} {
+		if !strings.Contains(msg, cause) {
+			t.Errorf("the message does not name %q among the causes: %q", cause, msg)
+		}
+	}
+	if st, reason := condition(u, "Stalled"); st == "True" {
+		t.Errorf("a Workflow no controller picked up yet is final (Stalled/%s); it must wait", reason)
+	}
+	s.expectEvent(ctx, name, "WorkflowNotStarted")
+
+	s.scaleArgoController(ctx, 1)
+	restarted := time.Now()
+	u = s.readyWith(ctx, name, "", buildTimeout)
+	t.Logf("Ready %.0f s after the controller came back", time.Since(restarted).Seconds())
+	if n := len(s.workflowsOf(ctx, name)); n != 1 {
+		t.Errorf("%d workflows for the build, want the one the controller picked up late", n)
+	}
+	if _, reason := condition(u, "Reconciling"); reason == "WorkflowNotStarted" {
+		t.Errorf("Reconciling still says WorkflowNotStarted once Ready")
+	}
+}
+
+// argoInstanceID: a controller configured with an instanceID runs only the Workflows labelled
+// with it; with the same --argo-instance-id (chart argo.instanceID) the operator's builds run.
+func (s *suite) argoInstanceID(ctx context.Context, dir string) {
+	t := s.t
+	const name = "argo-instance"
+	s.setArgoInstanceID(ctx, argoInstanceID)
+	t.Cleanup(func() { s.setArgoInstanceID(context.Background(), "") })
+	s.helmUpgrade(ctx, "argo.instanceID="+argoInstanceID)
+	bl := s.argoBulkLoad(ctx, name, dir)
+	s.createBulkLoad(ctx, bl)
+	s.readyWith(ctx, name, "", buildTimeout)
+	for _, wf := range s.workflowsOf(ctx, name) {
+		if got := wf.GetLabels()["workflows.argoproj.io/controller-instanceid"]; got != argoInstanceID {
+			t.Errorf("workflow %s has instance ID label %q, want %q", wf.GetName(), got, argoInstanceID)
+		}
+	}
+}
+
+// argoBulkLoad is a small build that serves nothing: what these scenarios check ends at Ready.
+func (s *suite) argoBulkLoad(ctx context.Context, name, dir string) *unstructured.Unstructured {
+	t := s.t
+	prefix := "argo/" + name + "/"
+	d := filepath.Join(dir, name)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.upload(ctx, prefix, true, writeDump(t, d, "dump.nt.gz", name, 1000))
+	bl := s.sampleBulkLoad()
+	bl.SetName(name)
+	setField(t, bl, prefix, "spec", "source", "prefix")
+	setField(t, bl, prefix+"_SUCCESS", "spec", "source", "completion", "marker")
+	setField(t, bl, "Delete", "spec", "snapshot", "onDelete")
+	unstructured.RemoveNestedField(bl.Object, "spec", "serving")
+	return bl
+}
+
+func (s *suite) expectEvent(ctx context.Context, object, reason string) {
+	ev, err := s.kube.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + object + ",reason=" + reason})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if len(ev.Items) == 0 {
+		s.t.Errorf("no %s event for %s", reason, object)
+	}
+}
+
+func (s *suite) workflowsOf(ctx context.Context, bulkLoad string) []unstructured.Unstructured {
+	l, err := s.dyn.Resource(workflowGVR).Namespace(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "rdf.bulkload.io/bulkload=" + bulkLoad})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return l.Items
+}
+
+// scaleArgoController sets the workflow-controller's replicas and waits until that many pods
+// run it (none left for 0).
+func (s *suite) scaleArgoController(ctx context.Context, replicas int32) {
+	t := s.t
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": replicas}})
+	deployments := s.kube.AppsV1().Deployments(argoNamespace)
+	if _, err := deployments.Patch(ctx, argoController, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("scale the Argo workflow-controller to %d: %v", replicas, err)
+	}
+	s.waitArgoController(ctx, replicas)
+	t.Logf("Argo's workflow-controller scaled to %d", replicas)
+}
+
+// waitArgoController waits until the controller's rollout is done with want pods, and no other.
+func (s *suite) waitArgoController(ctx context.Context, want int32) {
+	var d *appsv1.Deployment
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if d, err = s.kube.AppsV1().Deployments(argoNamespace).Get(ctx, argoController, metav1.GetOptions{}); err != nil {
+			return false, nil
+		}
+		st := d.Status
+		return st.ObservedGeneration >= d.Generation && st.Replicas == want && st.UpdatedReplicas == want && st.AvailableReplicas == want, nil
+	})
+	if err != nil {
+		s.t.Fatalf("Argo's workflow-controller did not settle at %d pods: %v (status %+v)", want, err, d.Status)
+	}
+}
+
+// setArgoInstanceID sets (or, with "", removes) the controller's instanceID in its ConfigMap
+// and restarts it, as an administrator would.
+func (s *suite) setArgoInstanceID(ctx context.Context, id string) {
+	t := s.t
+	cms := s.kube.CoreV1().ConfigMaps(argoNamespace)
+	cm, err := cms.Get(ctx, argoConfigMap, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("Argo's ConfigMap: %v", err)
+	}
+	if cm.Data == nil {
+		cm.Data = map[string]string{}
+	}
+	if id == "" {
+		delete(cm.Data, "instanceID")
+	} else {
+		cm.Data["instanceID"] = id
+	}
+	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("Argo's ConfigMap: %v", err)
+	}
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
+		"annotations": map[string]any{"rdf-bulkload.e2e/restarted-at": time.Now().Format(time.RFC3339Nano)}}}}})
+	if _, err := s.kube.AppsV1().Deployments(argoNamespace).Patch(ctx, argoController, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("restart Argo's workflow-controller: %v", err)
+	}
+	s.waitArgoController(ctx, 1)
+	t.Logf("Argo's workflow-controller runs with instanceID %q", id)
+}

@@ -144,19 +144,29 @@ func (s *suite) scaleArgoController(ctx context.Context, replicas int32) {
 	t.Logf("Argo's workflow-controller scaled to %d", replicas)
 }
 
-// waitArgoController waits until the controller's rollout is done with want pods, and no other.
+// waitArgoController waits until the controller's rollout is done with want pods, and no other:
+// a terminating controller pod still runs Workflows until it exits.
 func (s *suite) waitArgoController(ctx context.Context, want int32) {
 	var d *appsv1.Deployment
+	pods := -1
 	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		var err error
 		if d, err = s.kube.AppsV1().Deployments(argoNamespace).Get(ctx, argoController, metav1.GetOptions{}); err != nil {
 			return false, nil
 		}
 		st := d.Status
-		return st.ObservedGeneration >= d.Generation && st.Replicas == want && st.UpdatedReplicas == want && st.AvailableReplicas == want, nil
+		if st.ObservedGeneration < d.Generation || st.Replicas != want || st.UpdatedReplicas != want || st.AvailableReplicas != want {
+			return false, nil
+		}
+		l, err := s.kube.CoreV1().Pods(argoNamespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+		if err != nil {
+			return false, nil
+		}
+		pods = len(l.Items)
+		return pods == int(want), nil
 	})
 	if err != nil {
-		s.t.Fatalf("Argo's workflow-controller did not settle at %d pods: %v (status %+v)", want, err, d.Status)
+		s.t.Fatalf("Argo's workflow-controller did not settle at %d pods: %v (%d pods; status %+v)", want, err, pods, d.Status)
 	}
 }
 

@@ -4,7 +4,7 @@
 # The loader's suites need only Rust, Jena and Python, and leave one of the two cores mostly idle
 # once compiled (pytest, the Jena JVM, downloads). The others need Go tools that take about 40 min
 # of compiling on a cold 2-core machine (Kubernetes components, etcd, MinIO, Prometheus, helm, the
-# cluster's add-ons, golangci-lint: `make tools-go`), and the longest of them, the cluster suite,
+# cluster's add-ons: `make tools-go`), and the longest of them, the cluster suite,
 # mostly waits (the watch trigger's interval, settle periods, pods starting). So a second lane
 # runs in the background: tools-go at the lowest CPU priority, then the BESIDE suites (the cluster
 # suite and the fuzz check: neither is timed, so sharing the CPU changes their time, not their

@@ -5,8 +5,6 @@ package cluster
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -104,18 +102,8 @@ func (s *suite) argoInstanceID(ctx context.Context, dir string) {
 
 // argoBulkLoad is a small build that serves nothing: what these scenarios check ends once it runs.
 func (s *suite) argoBulkLoad(ctx context.Context, name, dir string) *unstructured.Unstructured {
-	t := s.t
-	prefix := "argo/" + name + "/"
-	d := filepath.Join(dir, name)
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s.upload(ctx, prefix, true, writeDump(t, d, "dump.nt.gz", name, 1000))
-	bl := s.sampleBulkLoad()
-	bl.SetName(name)
-	setField(t, bl, prefix, "spec", "source", "prefix")
-	setField(t, bl, prefix+"_SUCCESS", "spec", "source", "completion", "marker")
-	setField(t, bl, "Delete", "spec", "snapshot", "onDelete")
+	bl, _ := s.dumpBulkLoad(ctx, name, "argo/"+name+"/", dir, 1000)
+	setField(s.t, bl, "Delete", "spec", "snapshot", "onDelete")
 	unstructured.RemoveNestedField(bl.Object, "spec", "serving")
 	return bl
 }

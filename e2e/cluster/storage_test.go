@@ -112,16 +112,7 @@ func TestStorageKinds(t *testing.T) {
 func (s *suite) snapshotlessStalls(ctx context.Context, storageClass, dir string) {
 	t := s.t
 	const name = "storage-no-snapshots"
-	prefix := "storage/no-snapshots/"
-	d := filepath.Join(dir, "no-snapshots")
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s.upload(ctx, prefix, true, writeDump(t, d, "dump.nt.gz", name, 1000))
-	bl := s.sampleBulkLoad()
-	bl.SetName(name)
-	setField(t, bl, prefix, "spec", "source", "prefix")
-	setField(t, bl, prefix+"_SUCCESS", "spec", "source", "completion", "marker")
+	bl, _ := s.dumpBulkLoad(ctx, name, "storage/no-snapshots/", dir, 1000)
 	setField(t, bl, storageClass, "spec", "database", "storageClassName")
 	unstructured.RemoveNestedField(bl.Object, "spec", "snapshot", "volumeSnapshotClassName") // the driver's default, if any
 	created := time.Now()
@@ -174,7 +165,7 @@ func (s *suite) nodeLostMidBuild(ctx context.Context, logs *logCapture, k storag
 	// cordoned until the load runs)
 	s.cloneFuseki(ctx, fuseki)
 	s.pinDeployment(ctx, fuseki, survivor)
-	bl, dump := s.storageBulkLoad(ctx, name, "node-lost", k, fuseki, dir)
+	bl, dump := s.storageBulkLoad(ctx, name, "node-lost", k, fuseki, dir, storageDump)
 	setField(t, bl, "30s", "spec", "build", "nodeLossGracePeriod")
 	// one thread at a third of a core: still loading when the node goes
 	setField(t, bl, int64(1), "spec", "loader", "threads")
@@ -254,21 +245,29 @@ func (s *suite) readyNodes(ctx context.Context) []string {
 	return names
 }
 
-// storageBulkLoad uploads a dump of storageDump triples under storage/<key>/ and returns it
-// with the BulkLoad name that builds it on storage kind k, served by the Deployment fuseki.
-func (s *suite) storageBulkLoad(ctx context.Context, name, key string, k storageKind, fuseki, dir string) (*unstructured.Unstructured, string) {
+// dumpBulkLoad writes a dump of n triples named after the BulkLoad (under dir), uploads it
+// with its marker under prefix, and returns the sample BulkLoad named name reading it, and the
+// dump's path.
+func (s *suite) dumpBulkLoad(ctx context.Context, name, prefix, dir string, n int) (*unstructured.Unstructured, string) {
 	t := s.t
-	prefix := "storage/" + key + "/"
-	d := filepath.Join(dir, key)
+	d := filepath.Join(dir, strings.ReplaceAll(strings.TrimSuffix(prefix, "/"), "/", "-"))
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dump := writeDump(t, d, "dump.nt.gz", name, storageDump)
+	dump := writeDump(t, d, "dump.nt.gz", name, n)
 	s.upload(ctx, prefix, true, dump)
 	bl := s.sampleBulkLoad()
 	bl.SetName(name)
 	setField(t, bl, prefix, "spec", "source", "prefix")
 	setField(t, bl, prefix+"_SUCCESS", "spec", "source", "completion", "marker")
+	return bl, dump
+}
+
+// storageBulkLoad uploads a dump of n triples under storage/<key>/ and returns it with the
+// BulkLoad name that builds it on storage kind k, served by the Deployment fuseki.
+func (s *suite) storageBulkLoad(ctx context.Context, name, key string, k storageKind, fuseki, dir string, n int) (*unstructured.Unstructured, string) {
+	t := s.t
+	bl, dump := s.dumpBulkLoad(ctx, name, "storage/"+key+"/", dir, n)
 	setField(t, bl, k.storageClass, "spec", "database", "storageClassName")
 	setField(t, bl, k.snapshotClass, "spec", "snapshot", "volumeSnapshotClassName")
 	setField(t, bl, "Delete", "spec", "snapshot", "onDelete")
@@ -287,7 +286,7 @@ func (s *suite) storageScenario(ctx context.Context, k storageKind, otherNode, b
 	if !k.nodeLocal {
 		s.pinDeployment(ctx, fuseki, otherNode)
 	}
-	bl, _ := s.storageBulkLoad(ctx, name, k.name, k, fuseki, dir)
+	bl, _ := s.storageBulkLoad(ctx, name, k.name, k, fuseki, dir, storageDump)
 	setField(t, bl, map[string]any{hostnameLabel: buildNode}, "spec", "build", "nodeSelector")
 
 	phases := s.timePhases(ctx, name)
@@ -453,23 +452,10 @@ func (s *suite) timePhases(ctx context.Context, name string) func() phaseTimes {
 func (s *suite) scratchTooSmall(ctx context.Context, logs *logCapture, storageClass, snapshotClass, dir string) {
 	t := s.t
 	const name = "storage-scratch"
-	prefix := "storage/scratch/"
 	fuseki := name + "-fuseki"
 	s.cloneFuseki(ctx, fuseki)
-	d := filepath.Join(dir, "scratch")
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dump := writeDump(t, d, "dump.nt.gz", name, 500000)
-	s.upload(ctx, prefix, true, dump)
-	bl := s.sampleBulkLoad()
-	bl.SetName(name)
-	setField(t, bl, prefix, "spec", "source", "prefix")
-	setField(t, bl, prefix+"_SUCCESS", "spec", "source", "completion", "marker")
-	setField(t, bl, storageClass, "spec", "database", "storageClassName")
-	setField(t, bl, snapshotClass, "spec", "snapshot", "volumeSnapshotClassName")
-	setField(t, bl, "Delete", "spec", "snapshot", "onDelete")
-	setField(t, bl, fuseki, "spec", "serving", "name")
+	sized := storageKind{name: "sized", storageClass: storageClass, snapshotClass: snapshotClass, nodeLocal: true}
+	bl, _ := s.storageBulkLoad(ctx, name, "scratch", sized, fuseki, dir, 500000)
 	// Room for the fetched dump (4.5 MB) and the parse's spill files with one thread, not for
 	// the nodes phase's: the load fails after its parse checkpoint (an ext4 of 40Mi fails in
 	// the parse, 42-44Mi in the nodes phase, 46Mi fits). The plan, which estimates 32 MB of

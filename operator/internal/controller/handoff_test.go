@@ -35,20 +35,27 @@ func servedClaim(g Gomega, ns string) string {
 	return specs.ServedClaim(&d.Spec.Template, "databases")
 }
 
-func TestHandoffIsReadyOnlyAfterTheRollout(t *testing.T) {
+// handedOff builds a BulkLoad named name that serves the Deployment "fuseki" and waits
+// until the operator has pointed the Deployment at the restored claim (no rollout yet).
+func handedOff(t *testing.T, name string) (key, depKey client.ObjectKey) {
+	t.Helper()
 	startController(t)
 	ns := newNamespace(t)
 	g := NewWithT(t)
 	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
-	bl := newBulkLoad(ns, "rollout")
+	bl := newBulkLoad(ns, name)
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
-	key := client.ObjectKeyFromObject(bl)
+	key = client.ObjectKeyFromObject(bl)
 	bl = completeBuild(t, key)
 	claim := specs.ServingClaimName(bl, bl.Status.LastBuiltRevision)
-	depKey := client.ObjectKey{Namespace: ns, Name: "fuseki"}
-
-	// Handed off, but the Deployment controller has not rolled it out: not Ready.
 	eventually(t, func(g Gomega) { g.Expect(servedClaim(g, ns)).To(Equal(claim)) })
+	return key, client.ObjectKey{Namespace: ns, Name: "fuseki"}
+}
+
+func TestHandoffIsReadyOnlyAfterTheRollout(t *testing.T) {
+	// Handed off, but the Deployment controller has not rolled it out: not Ready.
+	key, depKey := handedOff(t, "rollout")
+	g := NewWithT(t)
 	NewWithT(t).Consistently(func(g Gomega) {
 		st, reason := readyReason(g, key)
 		g.Expect(st).To(Equal(metav1.ConditionFalse))
@@ -89,17 +96,9 @@ func TestHandoffIsReadyOnlyAfterTheRollout(t *testing.T) {
 // the node a node-local restore lives on) is named in the status with the scheduler's
 // reason, not only counted as an old pod still running.
 func TestHandoffSaysWhyAServingPodCannotBeScheduled(t *testing.T) {
-	startController(t)
-	ns := newNamespace(t)
+	key, depKey := handedOff(t, "unschedulable")
+	ns := key.Namespace
 	g := NewWithT(t)
-	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
-	bl := newBulkLoad(ns, "unschedulable")
-	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
-	key := client.ObjectKeyFromObject(bl)
-	bl = completeBuild(t, key)
-	claim := specs.ServingClaimName(bl, bl.Status.LastBuiltRevision)
-	depKey := client.ObjectKey{Namespace: ns, Name: "fuseki"}
-	eventually(t, func(g Gomega) { g.Expect(servedClaim(g, ns)).To(Equal(claim)) })
 	rolloutControllerStandIn{t: t}.set(depKey, rdfv1.WorkloadDeployment, func(int64, int32) (int32, int32, int32) { return 1, 2, 1 })
 
 	// What the Deployment controller and the scheduler leave: the old pod runs, the new

@@ -4,7 +4,14 @@
 #   org.apache.jena:apache-jena:5.6.0:tar.gz      -> $DEST/apache-jena-5.6.0/   (JENA_HOME)
 #   org.apache.jena:jena-fuseki-server:5.6.0      -> $DEST/jena-fuseki-server-5.6.0.jar
 #
-# Usage: hack/install-jena.sh
+# Jena 6 (JENA_VERSION=6.x.y) is not published as an apache-jena tar.gz on Central. Its JENA_HOME
+# is assembled instead: lib/ holds the Fuseki server jar of that version (a shaded jar with all of
+# Jena's modules, the command classes of jena-cmds included, and their dependencies), bin/ and
+# log4j2.properties are the 5.6.0 distribution's (installed first by this script): the scripts
+# are unchanged between the tags jena-5.6.0 and jena-6.2.0 (apache-jena/bin). Jena 6 needs a
+# Java 21+ runtime: put one first on PATH (or set JAVA for bin/ scripts) to run it.
+#
+# Usage: hack/install-jena.sh            (JENA_VERSION=6.2.0 hack/install-jena.sh for Jena 6)
 #   DEST = ${RDF_BULKLOAD_CACHE:-$HOME/.cache/rdf-bulkload}/jena-<version>.
 #   Idempotent: a second run downloads nothing and only prints the paths.
 #   Every download is checked against the .sha1 that Central publishes beside it AND against
@@ -18,10 +25,11 @@ CACHE=${RDF_BULKLOAD_CACHE:-$HOME/.cache/rdf-bulkload}
 DEST=$CACHE/jena-$JENA_VERSION
 mkdir -p "$DEST"; DEST=$(cd "$DEST" && pwd)
 
-# Pinned SHA-1 digests (as published on Central) for the default version.
+# Pinned SHA-1 digests (as published on Central) for the default version and Jena 6.2.0.
 declare -A PINNED=(
   [apache-jena-5.6.0.tar.gz]=7cdef2b9425061db8c557e967edf369086ca3d20
   [jena-fuseki-server-5.6.0.jar]=d926f976adb590bb6a727c6ecb4919ddd69f4c71
+  [jena-fuseki-server-6.2.0.jar]=d3490295a2b95677c1227d25bca8564d40f993a7
 )
 
 fetch() { # fetch <central path> <file name>: download into $DEST/<file name>, verified, atomically
@@ -43,7 +51,21 @@ fetch() { # fetch <central path> <file name>: download into $DEST/<file name>, v
 }
 
 DIST=apache-jena-$JENA_VERSION
-if [ ! -x "$DEST/$DIST/bin/tdb2.xloader" ]; then
+FUSEKI=jena-fuseki-server-$JENA_VERSION.jar
+if [ "${JENA_VERSION%%.*}" -ge 6 ]; then
+  fetch "org/apache/jena/jena-fuseki-server/$JENA_VERSION/$FUSEKI" "$FUSEKI"
+  if [ ! -x "$DEST/$DIST/bin/tdb2.xloader" ]; then
+    # bin/ and log4j2.properties from the 5.6.0 distribution (see the header).
+    base=$(JENA_VERSION=5.6.0 bash "$0" | sed -n 's/^export JENA_HOME=//p')
+    [ -x "$base/bin/tdb2.xloader" ] || { echo "no Jena 5.6.0 distribution to take bin/ from" >&2; exit 1; }
+    tmpd=$(mktemp -d "$DEST/.assemble.XXXXXX")
+    mkdir "$tmpd/lib"
+    cp -r "$base/bin" "$base/log4j2.properties" "$tmpd/"
+    ln "$DEST/$FUSEKI" "$tmpd/lib/$FUSEKI" 2>/dev/null || cp "$DEST/$FUSEKI" "$tmpd/lib/$FUSEKI"
+    rm -rf "${DEST:?}/$DIST"
+    mv "$tmpd" "$DEST/$DIST"
+  fi
+elif [ ! -x "$DEST/$DIST/bin/tdb2.xloader" ]; then
   fetch "org/apache/jena/apache-jena/$JENA_VERSION/$DIST.tar.gz" "$DIST.tar.gz"
   tmpd=$(mktemp -d "$DEST/.unpack.XXXXXX")
   tar -xzf "$DEST/$DIST.tar.gz" -C "$tmpd"
@@ -51,11 +73,10 @@ if [ ! -x "$DEST/$DIST/bin/tdb2.xloader" ]; then
   mv "$tmpd/$DIST" "$DEST/$DIST"; rmdir "$tmpd"
   rm -f "$DEST/$DIST.tar.gz"           # the unpacked tree is the cache
 fi
-FUSEKI=jena-fuseki-server-$JENA_VERSION.jar
 fetch "org/apache/jena/jena-fuseki-server/$JENA_VERSION/$FUSEKI" "$FUSEKI"
 
 if ! command -v java >/dev/null 2>&1; then
-  echo "warning: no 'java' on PATH; Jena $JENA_VERSION needs Java 17+ (Debian: apt-get install openjdk-17-jre-headless)" >&2
+  echo "warning: no 'java' on PATH; Jena $JENA_VERSION needs Java 17+ (Jena 6: 21+; Debian: apt-get install openjdk-17-jre-headless)" >&2
 fi
 echo "export JENA_HOME=$DEST/$DIST"
 echo "export RDF_BULKLOAD_FUSEKI_JAR=$DEST/$FUSEKI"

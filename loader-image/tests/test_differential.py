@@ -155,6 +155,18 @@ def test_edge_file_matches_xloader(name, loader, jena, tmp_path):
     check_pair(build_pair(loader, jena, [os.path.join(EDGE, name)], tmp_path / 'db'), jena)
 
 
+JENA_VERSIONS_DATA = os.path.join(os.path.dirname(EDGE), 'jena-versions')
+
+
+def test_jena_version_literals_match_xloader(loader, jena, tmp_path):
+    """The literals the Jena 5.6.0 / 6.2.0 comparison loads (docs/tdb2-format.md, "Jena 6
+    differences"): every inlined datatype at its edges (decimals with trailing zeros and at the
+    48-bit and scale limits, integers with signs and leading zeros, doubles beyond 62 bits, NaN,
+    INF, -0, dates with odd timezones and years), non-inlined types, language tags, RDF 1.2 terms."""
+    files = [os.path.join(JENA_VERSIONS_DATA, 'literals.nt')]
+    check_pair(build_pair(loader, jena, files, tmp_path / 'db'), jena)
+
+
 def test_edge_corpus_in_one_load_matches_xloader(edge_all, jena):
     """All edge files together: blank-node scopes per file, default graph across syntaxes."""
     check_pair(edge_all, jena)

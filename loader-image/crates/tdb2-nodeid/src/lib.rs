@@ -88,18 +88,61 @@ fn typed(code: u8, value56: u64) -> NodeId {
     NodeId(VALUE_BIT | (code as u64) << 56 | (value56 & MASK56))
 }
 
-/// Jena 5.6.0's exact inline rule: Some(id) iff Jena inlines the literal with this lexical form and
-/// datatype IRI (full IRI, e.g. "http://www.w3.org/2001/XMLSchema#integer"). None means: store in the node table.
-///
-/// `lexical` is the literal's lexical form exactly as parsed (escapes decoded, no whitespace
-/// removed). A `None` is also returned for the few forms on which Jena's own parser throws
-/// (dateTime fractions whose digits, trailing zeros removed, exceed 2^31-1): Jena cannot load
-/// those at all.
+/// The Jena release whose inline rules a database follows. Jena 5.6.0 and 6.2.0 write the same
+/// TDB2 layout and inline every datatype alike except `xsd:decimal`, which Jena 6 canonicalises
+/// before packing (docs/tdb2-format.md §12). A database must be served by the Jena it was built
+/// for: the other one encodes some decimal query constants differently and misses them.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum JenaVersion {
+    /// Jena 5.6.0 (and the 5.x line it ends): decimals packed as read.
+    #[default]
+    V5,
+    /// Jena 6 (checked: 6.2.0): decimals canonicalised (`XSDNumUtils.canonicalDecimal`) first.
+    V6,
+}
+
+impl JenaVersion {
+    /// The release checked against, as the build report names it (`jena_compat`).
+    pub fn release(self) -> &'static str {
+        match self {
+            JenaVersion::V5 => "5.6.0",
+            JenaVersion::V6 => "6.2.0",
+        }
+    }
+
+    /// Whether an `xsd:decimal` is canonicalised before it is packed: trailing zeros of the
+    /// fraction removed, a whole number given scale 1 ("12.50" → (125, 1), "1" → (10, 1)).
+    pub fn canonicalises_decimals(self) -> bool {
+        match self {
+            JenaVersion::V5 => false,
+            JenaVersion::V6 => true,
+        }
+    }
+
+    /// This version's exact inline rule: Some(id) iff that Jena inlines the literal with this
+    /// lexical form and datatype IRI (full IRI, e.g. "http://www.w3.org/2001/XMLSchema#integer").
+    /// None means: store in the node table.
+    ///
+    /// `lexical` is the literal's lexical form exactly as parsed (escapes decoded, no whitespace
+    /// removed). A `None` is also returned for the few forms on which Jena's own parser throws
+    /// (dateTime fractions whose digits, trailing zeros removed, exceed 2^31-1): Jena cannot load
+    /// those at all.
+    pub fn inline_literal(self, lexical: &str, datatype: &str) -> Option<NodeId> {
+        inline_literal_as(self, lexical, datatype)
+    }
+}
+
+/// Jena 5.6.0's exact inline rule ([`JenaVersion::inline_literal`] of [`JenaVersion::V5`]).
 pub fn inline_literal(lexical: &str, datatype: &str) -> Option<NodeId> {
+    inline_literal_as(JenaVersion::V5, lexical, datatype)
+}
+
+#[inline]
+fn inline_literal_as(jena: JenaVersion, lexical: &str, datatype: &str) -> Option<NodeId> {
     let local = datatype.strip_prefix(XSD)?;
     let (lo, hi, code): (i128, i128, u8) = match local {
         "integer" => (i128::MIN, i128::MAX, code::INTEGER),
-        "decimal" => return decimal(lexical),
+        "decimal" => return decimal(lexical, jena.canonicalises_decimals()),
         "double" => return double(lexical),
         "float" => return float(lexical),
         "boolean" => return boolean(lexical),
@@ -193,11 +236,19 @@ fn integer_family(lex: &str, lo: i128, hi: i128, code: u8) -> Option<NodeId> {
 /// digits, scale = number of fraction digits (trailing zeros count: "1.50" is (150, 2)). Inlined
 /// iff unscaled in [-2^47, 2^47-1] and scale in [-128, 127] (a plain decimal has scale >= 0).
 /// Layout: bits 48..55 scale (signed 8 bit), bits 0..47 unscaled (signed 48 bit).
-fn decimal(lex: &str) -> Option<NodeId> {
+///
+/// `canonical` (Jena 6, `XSDNumUtils.canonicalDecimal` before packing, docs/tdb2-format.md §12):
+/// the fraction's trailing zeros are dropped and a whole number gets scale 1 (unscaled × 10),
+/// then the same range check. Without allocating: zeros of the fraction are counted as pending
+/// and multiplied in only when a non-zero digit follows them.
+fn decimal(lex: &str, canonical: bool) -> Option<NodeId> {
+    const LIMIT: u64 = 1 << 47;
     let (neg, body) = split_sign(trim_xml(lex).as_bytes());
     let mut unscaled: u64 = 0;
     let mut ndigits = 0usize;
     let mut scale = 0usize;
+    // Canonical only: fraction zeros not (yet) followed by a non-zero digit.
+    let mut pending = 0usize;
     let mut dot = false;
     for &b in body {
         if b == b'.' {
@@ -207,17 +258,45 @@ fn decimal(lex: &str) -> Option<NodeId> {
             dot = true;
             continue;
         }
-        unscaled = unscaled * 10 + digit(b)? as u64;
-        if unscaled > 1 << 47 {
+        let d = digit(b)?;
+        ndigits += 1;
+        if canonical && dot {
+            if d == 0 {
+                pending += 1;
+                continue;
+            }
+            if unscaled != 0 {
+                for _ in 0..pending {
+                    unscaled *= 10;
+                    if unscaled > LIMIT {
+                        return None;
+                    }
+                }
+            }
+            scale += pending;
+            pending = 0;
+        }
+        unscaled = unscaled * 10 + d as u64;
+        if unscaled > LIMIT {
             return None; // out of range whatever follows (and None if the rest is invalid too)
         }
-        ndigits += 1;
         scale += dot as usize;
     }
-    if ndigits == 0 || scale > 127 {
+    if ndigits == 0 {
         return None;
     }
-    if !neg && unscaled == 1 << 47 {
+    if canonical && scale == 0 {
+        // A whole number: BigDecimal.stripTrailingZeros then setScale(1).
+        unscaled *= 10;
+        scale = 1;
+        if unscaled > LIMIT {
+            return None;
+        }
+    }
+    if scale > 127 {
+        return None;
+    }
+    if !neg && unscaled == LIMIT {
         return None;
     }
     let v = if neg { (unscaled as i64).wrapping_neg() } else { unscaled as i64 };

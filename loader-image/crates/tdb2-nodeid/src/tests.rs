@@ -388,3 +388,148 @@ fn jena_oracle_findings() {
     assert_eq!(id("2020-01-02T03:04:05.1230000000000000", "dateTime"), Some(0x85fc7e4110c41403));
     assert_eq!(id("2020-01-02T03:04:05.2147483648", "dateTime"), None);
 }
+
+// ------------------------------------------------------------------ §12 Jena 6 decimals
+
+fn dec_bits(unscaled: i64, scale: u8) -> u64 {
+    typed_bits(code::DECIMAL, ((scale as i64) << 48) | (unscaled & ((1 << 48) - 1)))
+}
+
+fn dec_as(jena: JenaVersion, lex: &str) -> Option<u64> {
+    jena.inline_literal(lex, &xsd("decimal")).map(|n| n.0)
+}
+
+/// Every row of the table in docs/tdb2-format.md §12, for both versions.
+#[test]
+fn decimal_jena_versions_table() {
+    use JenaVersion::{V5, V6};
+    let scale128 = format!("0.{}10", "0".repeat(126));
+    let rows: &[(&str, Option<u64>, Option<u64>)] = &[
+        ("12.50", Some(dec_bits(1250, 2)), Some(dec_bits(125, 1))),
+        ("12.5", Some(dec_bits(125, 1)), Some(dec_bits(125, 1))),
+        ("1", Some(dec_bits(1, 0)), Some(dec_bits(10, 1))),
+        ("1.0", Some(dec_bits(10, 1)), Some(dec_bits(10, 1))),
+        ("1.00", Some(dec_bits(100, 2)), Some(dec_bits(10, 1))),
+        ("1.", Some(dec_bits(1, 0)), Some(dec_bits(10, 1))),
+        ("100", Some(dec_bits(100, 0)), Some(dec_bits(1000, 1))),
+        ("100.00", Some(dec_bits(10000, 2)), Some(dec_bits(1000, 1))),
+        ("0", Some(dec_bits(0, 0)), Some(dec_bits(0, 1))),
+        ("0.00", Some(dec_bits(0, 2)), Some(dec_bits(0, 1))),
+        ("-0", Some(dec_bits(0, 0)), Some(dec_bits(0, 1))),
+        ("0.0", Some(dec_bits(0, 1)), Some(dec_bits(0, 1))),
+        ("-12.340", Some(dec_bits(-12340, 3)), Some(dec_bits(-1234, 2))),
+        ("140737488355327", Some(dec_bits((1 << 47) - 1, 0)), None),
+        ("-140737488355328", Some(dec_bits(-(1 << 47), 0)), None),
+        ("1.000000000000000000000", None, Some(dec_bits(10, 1))),
+        (&scale128, None, Some(dec_bits(1, 127))),
+    ];
+    for &(lex, v5, v6) in rows {
+        assert_eq!(dec_as(V5, lex), v5, "5.6.0 {lex:?}");
+        assert_eq!(dec_as(V6, lex), v6, "6.2.0 {lex:?}");
+    }
+    // The bits the table shows.
+    assert_eq!(dec_as(V5, "12.50"), Some(0x82020000000004e2));
+    assert_eq!(dec_as(V6, "12.50"), Some(0x820100000000007d));
+    assert_eq!(dec_as(V6, "1"), Some(0x820100000000000a));
+    assert_eq!(dec_as(V6, "-0.0"), Some(0x8201000000000000));
+    // V5 is the free function's rule.
+    assert_eq!(dec_as(V5, "12.50"), id("12.50", "decimal"));
+    assert_eq!(V5.release(), "5.6.0");
+    assert_eq!(V6.release(), "6.2.0");
+    assert_eq!(JenaVersion::default(), V5);
+}
+
+#[test]
+fn decimal_jena6_edges() {
+    use JenaVersion::V6;
+    // Range after canonicalising: (2^47-1, 1) and (-2^47, 1) are the ends.
+    assert_eq!(dec_as(V6, "14073748835532.7"), Some(dec_bits((1 << 47) - 1, 1)));
+    assert_eq!(dec_as(V6, "14073748835532.70000"), Some(dec_bits((1 << 47) - 1, 1)));
+    assert_eq!(dec_as(V6, "14073748835532.8"), None);
+    assert_eq!(dec_as(V6, "-14073748835532.8"), Some(dec_bits(-(1 << 47), 1)));
+    assert_eq!(dec_as(V6, "-14073748835532.80"), Some(dec_bits(-(1 << 47), 1)));
+    assert_eq!(dec_as(V6, "14073748835532"), Some(dec_bits(140737488355320, 1)));
+    assert_eq!(dec_as(V6, "1407374883553.280"), None); // 2^47 at scale 2
+    assert_eq!(dec_as(V6, "-1407374883553.280"), Some(dec_bits(-(1 << 47), 2)));
+    // Pending zeros are multiplied in only before a non-zero digit.
+    assert_eq!(dec_as(V6, "1.0001"), Some(dec_bits(10001, 4)));
+    assert_eq!(dec_as(V6, "1.00010"), Some(dec_bits(10001, 4)));
+    assert_eq!(dec_as(V6, "10.0"), Some(dec_bits(100, 1)));
+    assert_eq!(dec_as(V6, "+.50"), Some(dec_bits(5, 1)));
+    assert_eq!(dec_as(V6, "007.50"), Some(dec_bits(75, 1)));
+    assert_eq!(dec_as(V6, &format!("1.{}", "0".repeat(10_000))), Some(dec_bits(10, 1)));
+    assert_eq!(dec_as(V6, &format!("1.{}1", "0".repeat(20))), None); // unscaled 10^21 + 1
+    assert_eq!(dec_as(V6, &format!("0.{}1", "0".repeat(126))), Some(dec_bits(1, 127)));
+    assert_eq!(dec_as(V6, &format!("0.{}1", "0".repeat(127))), None);
+    for bad in ["", ".", "+", "-", "+.", "1e2", "1..5", "1.5.", "1 .5", "INF", "0x1", "1.0a", "0.0.0"] {
+        assert_eq!(dec_as(V6, bad), None, "{bad:?}");
+    }
+    assert_eq!(dec_as(V6, " 1.50\n"), dec_as(V6, "1.5"));
+    // Only decimals differ.
+    for (lex, dt) in [("12.50", "double"), ("007", "integer"), ("1.50", "float"), ("2024-01-01", "date")] {
+        assert_eq!(V6.inline_literal(lex, &xsd(dt)), inline_literal(lex, &xsd(dt)), "{lex}^^{dt}");
+    }
+}
+
+/// The canonical form computed the long way (strings and i128), for the property test below.
+fn canonical_reference(lex: &str) -> Option<u64> {
+    let t = lex.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
+    let (neg, body) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    if int.len() + frac.len() == 0 || !(int.bytes().chain(frac.bytes())).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let frac = frac.trim_end_matches('0');
+    let digits = format!("{int}{}", if frac.is_empty() { "0" } else { frac }).trim_start_matches('0').to_string();
+    let scale = frac.len().max(1);
+    if digits.len() > 20 || scale > 127 {
+        return None;
+    }
+    let mag: i128 = if digits.is_empty() { 0 } else { digits.parse().unwrap() };
+    let v = if neg { -mag } else { mag };
+    if !(-(1i128 << 47)..(1i128 << 47)).contains(&v) {
+        return None;
+    }
+    Some(dec_bits(v as i64, scale as u8))
+}
+
+/// Property: Jena 6's rule equals the string model on generated decimals, and gives every
+/// lexical form of one value the same id (zeros appended to the fraction, or a bare ".").
+#[test]
+fn decimal_jena6_matches_model() {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let alphabet = b"0000000123456789";
+    for _ in 0..200_000 {
+        let mut s = String::new();
+        match next(4) {
+            0 => s.push('-'),
+            1 => s.push('+'),
+            _ => {}
+        }
+        for _ in 0..next(18) {
+            s.push(alphabet[next(alphabet.len() as u64) as usize] as char);
+        }
+        if next(4) != 0 {
+            s.push('.');
+            for _ in 0..next(18) {
+                s.push(alphabet[next(alphabet.len() as u64) as usize] as char);
+            }
+        }
+        let got = dec_as(JenaVersion::V6, &s);
+        assert_eq!(got, canonical_reference(&s), "{s:?}");
+        if got.is_some() {
+            let longer = if s.contains('.') { format!("{s}000") } else { format!("{s}.00") };
+            assert_eq!(dec_as(JenaVersion::V6, &longer), got, "{s:?} vs {longer:?}");
+        }
+    }
+}

@@ -13,7 +13,7 @@ use std::time::Duration;
 use clap::Parser;
 use serde_json::Value;
 
-use super::{BuildArgs, Cli, Command, OnErrorArg};
+use super::{BuildArgs, Cli, Command, JenaArg, OnErrorArg};
 
 const GOLDEN: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/../../../operator/internal/specs/testdata/loader-args.jsonl");
@@ -120,6 +120,12 @@ fn loader_args_of_the_operator_parse_to_what_the_spec_means() {
             want["inputs"].as_array().unwrap().iter().map(|p| PathBuf::from(p.as_str().unwrap())).collect();
         assert_eq!(b.files, inputs, "{name}: inputs");
         assert_eq!(b.base, None, "{name}: --base");
+        // The Jena that serves the database (the operator does not set it yet: 5).
+        let jena = match b.jena {
+            JenaArg::V5 => "5",
+            JenaArg::V6 => "6",
+        };
+        assert_eq!(jena, want["jena"].as_str().unwrap_or("5"), "{name}: --jena");
         // The pre-load check is skipped only when the spec says so (spec.loader.skipPlanCheck).
         assert_eq!(load.skip_plan_check, want["skip_plan_check"].as_bool().unwrap(), "{name}: --skip-plan-check");
         // A retried step must resume its checkpoint or find its finished database: never start
@@ -135,6 +141,9 @@ fn a_changed_flag_fails_the_contract() {
     // The check above can fail: a flag the loader does not know is refused by its parser.
     assert!(parse_load(["load", "--loc", "db", "--memory-budget", "1Gi", "input"]).is_err());
     assert!(parse_load(["load", "--loc", "db", "--memory", "1GB", "input"]).is_ok());
+    assert_eq!(parse_load(["load", "--loc", "db", "--jena", "6", "input"]).unwrap().build.jena, JenaArg::V6);
+    assert_eq!(parse_load(["load", "--loc", "db", "--jena", "5.6.0", "input"]).unwrap().build.jena, JenaArg::V5);
+    assert!(parse_load(["load", "--loc", "db", "--jena", "7", "input"]).is_err());
     assert!(
         parse_load(["load", "--loc", "db", "--metrics-linger", "8", "input"]).is_err(),
         "--metrics-linger needs --metrics-addr"

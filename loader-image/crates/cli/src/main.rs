@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use bulkload_pipeline::load::load_then;
 use bulkload_pipeline::plan::{detect_inputs, plan, PlanRequest};
-use bulkload_pipeline::{ExitCode, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle, Report};
+use bulkload_pipeline::{
+    ExitCode, JenaVersion, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle, Report,
+};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[cfg(test)]
@@ -30,6 +32,26 @@ enum OnErrorArg {
     Strict,
     /// Write bad statements to the rejects file and go on (up to --max-rejects).
     Skip,
+}
+
+/// `--jena`: the Jena release whose inline rules the database follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum JenaArg {
+    /// Jena 5.6.0 (byte-identical to its tdb2.xloader).
+    #[value(name = "5", alias = "5.6.0")]
+    V5,
+    /// Jena 6 (checked: 6.2.0): xsd:decimal values are canonicalised before inlining.
+    #[value(name = "6", alias = "6.2.0")]
+    V6,
+}
+
+impl From<JenaArg> for JenaVersion {
+    fn from(a: JenaArg) -> JenaVersion {
+        match a {
+            JenaArg::V5 => JenaVersion::V5,
+            JenaArg::V6 => JenaVersion::V6,
+        }
+    }
 }
 
 /// What `load` and `plan` share: the inputs, the target and the resources.
@@ -54,6 +76,12 @@ struct BuildArgs {
     /// Base IRI for relative IRIs in Turtle/TriG (default: each file's file:// URL).
     #[arg(long, value_name = "IRI")]
     base: Option<String>,
+    /// The Jena release that will serve the database: 5 (5.6.0) or 6 (6.x, checked: 6.2.0).
+    /// They differ only in how xsd:decimal literals are inlined (Jena 6 canonicalises them:
+    /// "12.50" and "12.5" become one term, "1" is stored as 1.0), and a database must be
+    /// served by the Jena it was built for: the other one misses some decimal query constants.
+    #[arg(long, value_enum, default_value = "5", value_name = "VERSION")]
+    jena: JenaArg,
 }
 
 #[derive(Subcommand)]
@@ -197,6 +225,7 @@ fn main() -> ProcessExit {
                 threads: default_threads(build.threads),
                 memory: build.memory,
                 base: build.base,
+                jena: build.jena.into(),
             };
             let no_interrupt = AtomicBool::new(false); // a plan is stopped by the signal's default action
             let p = match detect_inputs(&build.files).and_then(|files| plan(&request, &files, &no_interrupt)) {
@@ -216,7 +245,7 @@ fn main() -> ProcessExit {
             }
         }
         Command::Load {
-            build: BuildArgs { loc, files, tmpdir, threads, memory, base },
+            build: BuildArgs { loc, files, tmpdir, threads, memory, base, jena },
             on_error,
             max_rejects,
             rejects,
@@ -256,6 +285,7 @@ fn main() -> ProcessExit {
                 threads,
                 memory,
                 base,
+                jena: jena.into(),
                 replace,
                 source_report,
                 interrupt,

@@ -34,7 +34,15 @@ pub struct BuildIdentity {
     pub max_rejects: u64,
     pub rejects_file: String,
     pub base: Option<String>,
+    /// The Jena release whose inline rules the database follows (`--jena`, as the report's
+    /// `jena_compat`); checkpoints and reports from before the option hold 5.6.0's.
+    #[serde(default = "jena_5")]
+    pub jena: String,
     pub inputs: Vec<InputIdentity>,
+}
+
+fn jena_5() -> String {
+    tdb2_nodeid::JenaVersion::V5.release().into()
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,6 +117,7 @@ impl BuildIdentity {
                 ("--max-rejects", i.max_rejects.to_string()),
                 ("--rejects", i.rejects_file.clone()),
                 ("--base", i.base.clone().unwrap_or_else(|| "(none)".into())),
+                ("--jena", i.jena.clone()),
             ]
         };
         let changed: Vec<String> = fields(self)
@@ -378,6 +387,7 @@ mod tests {
             max_rejects: 0,
             rejects_file: "r".into(),
             base: None,
+            jena: "5.6.0".into(),
             inputs: vec![i],
         };
         let why = id(a.clone()).difference(&id(b)).unwrap();
@@ -385,6 +395,28 @@ mod tests {
         fs::write(&p, b"short").unwrap();
         let why = id(a).difference(&id(InputIdentity::of(&p).unwrap())).unwrap();
         assert!(why.contains("changed size"), "{why}");
+    }
+
+    #[test]
+    fn identity_records_the_jena_version() {
+        let id = |jena: &str| BuildIdentity {
+            loader_version: "x".into(),
+            loc: "db".into(),
+            on_error: "strict".into(),
+            max_rejects: 0,
+            rejects_file: "r".into(),
+            base: None,
+            jena: jena.into(),
+            inputs: vec![],
+        };
+        let why = id("5.6.0").difference(&id("6.2.0")).unwrap();
+        assert!(why.contains("--jena 5.6.0 → 6.2.0"), "{why}");
+        assert_eq!(id("6.2.0").difference(&id("6.2.0")), None);
+        // A checkpoint or report written before the option: 5.6.0's rules.
+        let mut old = serde_json::to_value(id("6.2.0")).unwrap();
+        old.as_object_mut().unwrap().remove("jena");
+        let old: BuildIdentity = serde_json::from_value(old).unwrap();
+        assert_eq!(old.jena, "5.6.0");
     }
 
     #[test]
@@ -398,6 +430,7 @@ mod tests {
             max_rejects: 3,
             rejects_file: "r".into(),
             base: Some("http://b/".into()),
+            jena: "6.2.0".into(),
             inputs: vec![],
         };
         let mut c = Checkpoint::new(id.clone(), Path::new("b"));

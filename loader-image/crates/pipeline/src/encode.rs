@@ -8,6 +8,7 @@ use md5::{Digest, Md5};
 use rdf_input::fastline::{FastStatement, TermSlice};
 use rdf_input::oxrdf::{GraphName, NamedOrBlankNode, Quad, Term as RdfTerm};
 use tdb2::term::{encode_term, format_lang_tag, Term, XSD_STRING};
+use tdb2_nodeid::JenaVersion;
 
 use crate::dict::Dictionary;
 use crate::warnings::{iri_warning, lang_warning, Tally};
@@ -69,6 +70,8 @@ impl BlankScope {
 /// Per-thread encoder with reusable buffers.
 pub struct Encoder<'d> {
     dict: &'d Dictionary,
+    /// Whose inline rules (docs/tdb2-format.md §12).
+    jena: JenaVersion,
     bytes: Vec<u8>,
     lang: String,
     label: String,
@@ -101,9 +104,10 @@ fn warned_text<'a>(t: &Term<'a>) -> &'a str {
 }
 
 impl<'d> Encoder<'d> {
-    pub fn new(dict: &'d Dictionary) -> Self {
+    pub fn new(dict: &'d Dictionary, jena: JenaVersion) -> Self {
         Encoder {
             dict,
+            jena,
             bytes: Vec::with_capacity(256),
             lang: String::new(),
             label: String::new(),
@@ -177,7 +181,7 @@ impl<'d> Encoder<'d> {
                 if dt == XSD_STRING {
                     return self.intern(Term::Literal { lex, lang: None, datatype: None });
                 }
-                if let Some(id) = tdb2_nodeid::inline_literal(lex, dt) {
+                if let Some(id) = self.jena.inline_literal(lex, dt) {
                     return Ok(id.0);
                 }
                 self.intern(Term::Literal { lex, lang: None, datatype: Some(dt) })
@@ -249,6 +253,8 @@ struct CachedTerm {
 /// The fast path: terms borrowed from the line, validated only when new to the dictionary.
 pub struct FastEncoder<'d> {
     dict: &'d Dictionary,
+    /// Whose inline rules (docs/tdb2-format.md §12).
+    jena: JenaVersion,
     /// Four per statement: subject, predicate, object, graph.
     slots: Vec<Slot>,
     cache: Vec<CachedTerm>,
@@ -301,9 +307,10 @@ fn valid(t: &TermSlice<'_>) -> bool {
 }
 
 impl<'d> FastEncoder<'d> {
-    pub fn new(dict: &'d Dictionary) -> Self {
+    pub fn new(dict: &'d Dictionary, jena: JenaVersion) -> Self {
         FastEncoder {
             dict,
+            jena,
             slots: Vec::new(),
             cache: (0..CACHE_SLOTS).map(|_| CachedTerm::default()).collect(),
             encoded: Vec::new(),
@@ -321,7 +328,7 @@ impl<'d> FastEncoder<'d> {
             TermSlice::Blank(label) => scope.label(label, &mut slot.text),
             TermSlice::Literal { lang: Some(lang), .. } => format_lang_tag(lang, &mut slot.text),
             TermSlice::Literal { lex, lang: None, datatype: Some(dt) } if dt != XSD_STRING => {
-                if let Some(id) = tdb2_nodeid::inline_literal(lex, dt) {
+                if let Some(id) = self.jena.inline_literal(lex, dt) {
                     slot.stored = false;
                     slot.id = id.0;
                     return;

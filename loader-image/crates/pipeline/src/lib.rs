@@ -38,3 +38,4 @@ pub use error::{ExitCode, IoClass, LoadError};
 pub use load::load;
 pub use options::{LoadOptions, MonitorOptions, OnError, ProgressStyle};
 pub use report::{Report, REPORT_FILE};
+pub use tdb2_nodeid::JenaVersion;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::LoadError;
+use tdb2_nodeid::JenaVersion;
 
 /// What to do with a statement the parser rejects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +49,9 @@ pub struct LoadOptions {
     pub memory: u64,
     /// Base IRI for relative IRIs in Turtle/TriG (default: the file's `file://` URL, as Jena).
     pub base: Option<String>,
+    /// The Jena whose inline rules the database follows (`--jena`; docs/tdb2-format.md §12):
+    /// the Jena that serves it must be that one.
+    pub jena: JenaVersion,
     /// Replace an existing database at `loc`.
     pub replace: bool,
     /// A JSON report of where the inputs came from (the fetch step's), copied into the

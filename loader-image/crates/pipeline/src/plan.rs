@@ -32,6 +32,7 @@ use rdf_input::{parse_line_chunk, parse_terse, InputFile, Syntax};
 use serde::Serialize;
 use tdb2::term::{encode_term, format_lang_tag, Term, XSD_STRING};
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
+use tdb2_nodeid::JenaVersion;
 
 use crate::budget::{MemoryPlan, MIN_SORT_BYTES};
 use crate::error::LoadError;
@@ -132,11 +133,14 @@ struct TermCounter {
     bytes: u64,
     buf: Vec<u8>,
     lang: String,
+    /// Whose inline rules decide which literals are stored terms.
+    jena: JenaVersion,
 }
 
 impl TermCounter {
-    fn new() -> Self {
+    fn new(jena: JenaVersion) -> Self {
         TermCounter {
+            jena,
             seen: HashMap::with_hasher(foldhash::fast::FixedState::with_seed(7)),
             bytes: 0,
             buf: Vec::new(),
@@ -187,7 +191,7 @@ impl TermCounter {
                 } else {
                     let dt = l.datatype().as_str();
                     // Inline values (numbers, dates, booleans...) are NodeIds, not terms.
-                    if tdb2_nodeid::inline_literal(l.value(), dt).is_none() {
+                    if self.jena.inline_literal(l.value(), dt).is_none() {
                         let datatype = (dt != XSD_STRING).then_some(dt);
                         self.stored(Term::Literal { lex: l.value(), lang: None, datatype });
                     }
@@ -226,7 +230,8 @@ struct WindowCount {
 /// Reads windows of `f` (rdf_input::sample), parses them and extrapolates. A read error
 /// (corrupt or truncated compressed data) fails the plan as it would fail the load, naming
 /// the file.
-fn sample(f: &InputFile, base: Option<&str>, threads: usize) -> Result<InputEstimate, LoadError> {
+fn sample(f: &InputFile, req: &PlanRequest) -> Result<InputEstimate, LoadError> {
+    let (base, threads) = (req.base.as_deref(), req.threads.max(1));
     let corrupt = |e: io::Error| {
         if e.kind() == io::ErrorKind::NotFound {
             LoadError::InputMissing { path: f.path.clone(), source: e }
@@ -247,7 +252,7 @@ fn sample(f: &InputFile, base: Option<&str>, threads: usize) -> Result<InputEsti
         let mut c = WindowCount {
             statements: 0,
             quads: false,
-            terms: TermCounter::new(),
+            terms: TermCounter::new(req.jena),
             cost: w.compressed_bytes,
             prefixes: Vec::new(),
         };
@@ -277,7 +282,7 @@ fn sample(f: &InputFile, base: Option<&str>, threads: usize) -> Result<InputEsti
     let declared: String = head.prefixes.iter().map(|(p, ns)| format!("@prefix {p}: <{ns}> .\n")).collect();
     let rest = in_parallel(rest, threads, |w| count(w, false, &declared))
         .map_err(|e| LoadError::Internal(format!("starting the sampling threads: {e}")))?;
-    let mut terms = TermCounter::new();
+    let mut terms = TermCounter::new(req.jena);
     let mut quads = false;
     // Statements per window (the first is the head), and the compressed bytes each stands for.
     let mut counts = Vec::with_capacity(taken.windows.len());
@@ -357,6 +362,8 @@ pub struct PlanRequest {
     pub memory: u64,
     /// Base IRI for relative IRIs in the sampled Turtle/TriG.
     pub base: Option<String>,
+    /// Whose inline rules (`--jena`): which literals are stored terms.
+    pub jena: JenaVersion,
 }
 
 impl PlanRequest {
@@ -368,6 +375,7 @@ impl PlanRequest {
             threads: opts.threads,
             memory: opts.memory,
             base: opts.base.clone(),
+            jena: opts.jena,
         }
     }
 }
@@ -565,7 +573,7 @@ pub fn plan(req: &PlanRequest, files: &[InputFile], interrupt: &AtomicBool) -> R
         if interrupt.load(Ordering::Relaxed) {
             return Err(LoadError::Interrupted);
         }
-        inputs[i] = Some(sample(&files[i], req.base.as_deref(), req.threads.max(1))?);
+        inputs[i] = Some(sample(&files[i], req)?);
     }
     // The rest: like the sampled ones, per compressed byte.
     let (sb, ss, st, stb) = inputs.iter().flatten().fold((0u64, 0u64, 0u64, 0u64), |a, e| {
@@ -850,7 +858,7 @@ mod tests {
     use std::io::Write;
 
     fn opts(dir: &Path, memory: u64) -> PlanRequest {
-        PlanRequest { loc: dir.join("db"), tmpdir: None, threads: 2, memory, base: None }
+        PlanRequest { loc: dir.join("db"), tmpdir: None, threads: 2, memory, base: None, jena: JenaVersion::V5 }
     }
 
     fn est(statements: u64, terms: u64, term_bytes: u64) -> InputEstimate {

@@ -32,7 +32,8 @@ pub struct Report {
     pub tool: String,
     pub version: String,
     pub format: String,
-    /// The Jena version whose TDB2 layout and inline rules this database follows.
+    /// The Jena version whose TDB2 layout and inline rules this database follows (`--jena`:
+    /// 5.6.0 or 6.2.0; docs/tdb2-format.md §12): the Jena that serves it must be that one.
     pub jena_compat: String,
     pub location: String,
     pub inputs: Vec<InputReport>,
@@ -93,7 +94,7 @@ impl Report {
             tool: "rdf-bulkload".into(),
             version: env!("CARGO_PKG_VERSION").into(),
             format: "tdb2".into(),
-            jena_compat: "5.6.0".into(),
+            jena_compat: opts.jena.release().into(),
             location: opts.loc.display().to_string(),
             inputs: files
                 .iter()

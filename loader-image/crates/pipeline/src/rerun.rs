@@ -33,6 +33,7 @@ pub(crate) fn identity(
         max_rejects: opts.max_rejects,
         rejects_file: rejects_path.display().to_string(),
         base: opts.base.clone(),
+        jena: opts.jena.release().into(),
         inputs,
     })
 }

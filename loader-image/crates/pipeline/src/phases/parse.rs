@@ -362,8 +362,8 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
         rejects: Vec::new(),
         warnings: Warnings::default(),
     };
-    let mut enc = Encoder::new(&sh.dict);
-    let mut fast = FastEncoder::new(&sh.dict);
+    let mut enc = Encoder::new(&sh.dict, sh.opts.jena);
+    let mut fast = FastEncoder::new(&sh.dict, sh.opts.jena);
     let strict = sh.opts.on_error == OnError::Strict;
     loop {
         // Between jobs (and while waiting for one), answer a partial checkpoint's request.

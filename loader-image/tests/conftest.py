@@ -11,6 +11,8 @@ Environment:
   JENA_HOME           Jena distribution (default $RDF_BULKLOAD_CACHE/jena-5.6.0/apache-jena-5.6.0)
   RDF_BULKLOAD_FUSEKI_JAR  Fuseki server jar (default beside JENA_HOME)
   RDF_BULKLOAD_JVM_ARGS  JVM options for Jena (default -Xmx2G)
+  RDF_BULKLOAD_JAVA21_HOME  a Java 21+ home for Jena 6.2.0 (default: $JAVA_HOME if 21+, else
+                      /usr/lib/jvm/temurin-25-jdk-amd64); none: its tests fail under CI=true
   CI=true             ../shared must be present: cases that need it fail instead of skipping
 
 Jena runs in one JVM per session (JenaServer below, tests/jena/JenaServer.java): tdb2.xloader's
@@ -458,6 +460,75 @@ def jena(tmp_path_factory):
         yield j
     finally:
         j.close()
+
+
+# ----------------------------------------------------------------------------- Jena 6
+JENA6_VERSION = '6.2.0'
+# Where a Java 21+ runtime is looked for (Jena 6 needs one; the machines and CI have Temurin 25).
+JAVA21_CANDIDATES = ('/usr/lib/jvm/temurin-25-jdk-amd64', '/usr/lib/jvm/temurin-21-jdk-amd64')
+
+
+def java_feature_version(java_home):
+    """The feature version (17, 21, 25...) of $java_home/bin/java, or None."""
+    java = os.path.join(java_home, 'bin', 'java')
+    if not os.access(java, os.X_OK):
+        return None
+    r = run([java, '-XshowSettings:properties', '-version'], timeout=120)
+    m = re.search(r'java\.specification\.version = (\d+)', r.stderr)
+    return int(m.group(1)) if m else None
+
+
+def java21_home():
+    """A Java 21+ home: $RDF_BULKLOAD_JAVA21_HOME, $JAVA_HOME, then JAVA21_CANDIDATES. Absent:
+    skip, or fail under CI=true (CI installs Temurin 25)."""
+    tried = []
+    for home in (os.environ.get('RDF_BULKLOAD_JAVA21_HOME'), os.environ.get('JAVA_HOME')) + JAVA21_CANDIDATES:
+        if not home or home in tried:
+            continue
+        tried.append(home)
+        v = java_feature_version(home)
+        if v is not None and v >= 21:
+            return home
+    msg = 'no Java 21+ runtime for Jena %s (tried %s; set RDF_BULKLOAD_JAVA21_HOME)' % (JENA6_VERSION, ', '.join(tried))
+    if IN_CI:
+        pytest.fail(msg + ' (CI=true: CI has Temurin 25)')
+    pytest.skip(msg)
+
+
+class Jena6:
+    """Jena 6.2.0 (hack/install-jena.sh with JENA_VERSION=6.2.0) run with a Java 21+ runtime:
+    only its bin/tdb2.xloader, one JVM per step as the script runs them."""
+
+    def __init__(self, home, java_home):
+        self.home, self.java_home = home, java_home
+        self.env = dict(os.environ, JENA_HOME=home, JAVA_HOME=java_home,
+                        JAVA=os.path.join(java_home, 'bin', 'java'),
+                        PATH=os.path.join(java_home, 'bin') + os.pathsep + os.environ.get('PATH', ''),
+                        JVM_ARGS=os.environ.get('RDF_BULKLOAD_JVM_ARGS', '-Xmx2G'))
+
+    def xloader(self, loc, tmpdir, files, timeout=3600):
+        os.makedirs(tmpdir, exist_ok=True)
+        argv = [os.path.join(self.home, 'bin', 'tdb2.xloader'), '--loc', str(loc), '--tmpdir', str(tmpdir)]
+        r = run(argv + [str(f) for f in files], env=self.env, timeout=timeout)
+        assert r.returncode == 0, 'Jena %s tdb2.xloader failed (%d):\n%s' % (JENA6_VERSION, r.returncode, r.stderr[-4000:])
+        for junk in ('triples.tmp.gz', 'quads.tmp.gz', 'load.json', 'tdb.lock'):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(os.path.join(str(loc), junk))
+        return r
+
+
+@pytest.fixture(scope='session')
+def jena6():
+    """Jena 6.2.0, installed like 5.6.0 (hack/install-jena.sh, JENA_VERSION=6.2.0) into
+    $RDF_BULKLOAD_CACHE/jena-6.2.0, run with a Java 21+ runtime (java21_home)."""
+    java_home = java21_home()
+    home = os.path.join(CACHE, 'jena-%s' % JENA6_VERSION, 'apache-jena-%s' % JENA6_VERSION)
+    if not os.path.exists(os.path.join(home, 'bin', 'tdb2.xloader')):
+        env = dict(os.environ, JENA_VERSION=JENA6_VERSION,
+                   PATH=os.path.join(java_home, 'bin') + os.pathsep + os.environ.get('PATH', ''))
+        r = run(['bash', os.path.join(ROOT, 'hack', 'install-jena.sh')], env=env)
+        assert r.returncode == 0, 'JENA_VERSION=%s hack/install-jena.sh failed:\n%s' % (JENA6_VERSION, r.stderr)
+    return Jena6(home, java_home)
 
 
 # ----------------------------------------------------------------------------- Fuseki

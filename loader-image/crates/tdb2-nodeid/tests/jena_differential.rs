@@ -11,13 +11,17 @@
 //! `${RDF_BULKLOAD_CACHE:-$HOME/.cache/rdf-bulkload}/jena-5.6.0/apache-jena-5.6.0`
 //! (installed by `hack/install-jena.sh`). Without Jena (or a JDK) the test fails when `CI=true`
 //! and is skipped, with the reason printed, otherwise.
+//!
+//! `inline_literal_matches_jena_6_2_0` does the same for `JenaVersion::V6` against Jena 6.2.0
+//! (`JENA_VERSION=6.2.0 hack/install-jena.sh`, in the same cache), compiled and run with a Java
+//! 21+ JDK: `RDF_BULKLOAD_JAVA21_HOME`, else `/usr/lib/jvm/temurin-25-jdk-amd64`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use tdb2_nodeid::{decode_inline, inline_literal, NodeId, XSD};
+use tdb2_nodeid::{decode_inline, JenaVersion, NodeId, XSD};
 
 // ------------------------------------------------------------------------------- Jena plumbing
 
@@ -46,13 +50,37 @@ fn skip_or_fail(reason: &str) {
     eprintln!("SKIPPED jena_differential: {reason}");
 }
 
+/// The cache's Jena 6.2.0 and a Java 21+ JDK home for it.
+fn jena6_home() -> Result<(PathBuf, PathBuf), String> {
+    let cache = match std::env::var_os("RDF_BULKLOAD_CACHE") {
+        Some(c) => PathBuf::from(c),
+        None => PathBuf::from(std::env::var_os("HOME").ok_or("HOME is not set")?).join(".cache/rdf-bulkload"),
+    };
+    let jena = cache.join("jena-6.2.0/apache-jena-6.2.0");
+    if !jena.join("lib").is_dir() {
+        return Err(format!("no Jena 6.2.0 at {} (run JENA_VERSION=6.2.0 hack/install-jena.sh)", jena.display()));
+    }
+    let jdk = std::env::var_os("RDF_BULKLOAD_JAVA21_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/lib/jvm/temurin-25-jdk-amd64"));
+    if !jdk.join("bin/javac").exists() {
+        return Err(format!("no Java 21+ JDK at {} (set RDF_BULKLOAD_JAVA21_HOME)", jdk.display()));
+    }
+    Ok((jena, jdk))
+}
+
+/// `java` or `javac` of `jdk`, else the one on PATH.
+fn jdk_tool(jdk: Option<&Path>, tool: &str) -> PathBuf {
+    jdk.map_or_else(|| PathBuf::from(tool), |j| j.join("bin").join(tool))
+}
+
 /// Compile the oracle into the cargo target dir; returns the class directory.
-fn compile_oracle(jena: &Path) -> Result<PathBuf, String> {
+fn compile_oracle(jena: &Path, jdk: Option<&Path>, name: &str) -> Result<PathBuf, String> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("jena-oracle/InlineOracle.java");
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tdb2-nodeid-jena-oracle");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
     let cp = format!("{}/lib/*", jena.display());
-    let status = Command::new("javac")
+    let status = Command::new(jdk_tool(jdk, "javac"))
         .args(["-nowarn", "-d"])
         .arg(&out)
         .args(["-cp", &cp])
@@ -110,15 +138,15 @@ enum JenaAnswer {
     Abort,
 }
 
-fn run_oracle(jena: &Path, classes: &Path, cases: &[(String, String)]) -> Vec<JenaAnswer> {
-    let input_path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tdb2-nodeid-oracle-input.tsv");
+fn run_oracle(jena: &Path, jdk: Option<&Path>, classes: &Path, cases: &[(String, String)]) -> Vec<JenaAnswer> {
+    let input_path = classes.with_extension("input.tsv");
     let mut input = String::new();
     for (lex, dt) in cases {
         writeln!(input, "{}\t{}", escape(lex), dt).unwrap();
     }
     std::fs::write(&input_path, input).unwrap();
     let cp = format!("{}:{}/lib/*", classes.display(), jena.display());
-    let out = Command::new("java")
+    let out = Command::new(jdk_tool(jdk, "java"))
         .args(["-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", &cp, "InlineOracle"])
         .stdin(std::fs::File::open(&input_path).unwrap())
         .stdout(Stdio::piped())
@@ -805,12 +833,25 @@ fn inline_literal_matches_jena_5_6_0() {
         Ok(j) => j,
         Err(reason) => return skip_or_fail(&reason),
     };
-    let classes = match compile_oracle(&jena) {
+    differential(JenaVersion::V5, &jena, None, "tdb2-nodeid-jena-oracle");
+}
+
+#[test]
+fn inline_literal_matches_jena_6_2_0() {
+    let (jena, jdk) = match jena6_home() {
+        Ok(j) => j,
+        Err(reason) => return skip_or_fail(&reason),
+    };
+    differential(JenaVersion::V6, &jena, Some(&jdk), "tdb2-nodeid-jena6-oracle");
+}
+
+fn differential(version: JenaVersion, jena: &Path, jdk: Option<&Path>, name: &str) {
+    let classes = match compile_oracle(jena, jdk, name) {
         Ok(c) => c,
         Err(reason) => return skip_or_fail(&reason),
     };
     let cases = corpus();
-    let answers = run_oracle(&jena, &classes, &cases);
+    let answers = run_oracle(jena, jdk, &classes, &cases);
 
     #[derive(Default)]
     struct Stats {
@@ -828,7 +869,7 @@ fn inline_literal_matches_jena_5_6_0() {
         let local = dt.strip_prefix(XSD).unwrap_or("(other)").to_string();
         let st = stats.entry(local.clone()).or_default();
         st.cases += 1;
-        let ours = inline_literal(lex, dt);
+        let ours = version.inline_literal(lex, dt);
         let expected = match answer {
             JenaAnswer::Inline(bits, _, _) => {
                 st.inlined += 1;
@@ -865,9 +906,10 @@ fn inline_literal_matches_jena_5_6_0() {
                         && l.len() <= jlex.len()
                         && fp_same_value(&l, jlex, d.ends_with("#float")) =>
                 {
-                    // Java 17's Double/Float.toString is not always the shortest form, and between
-                    // two equally short candidates the choice can differ: accept our string when
-                    // it denotes the same value and is no longer than Java's.
+                    // Java's Double/Float.toString (17's; 25's picks other digits) is not always
+                    // the shortest form, and between two equally short candidates the choice can
+                    // differ: accept our string when it denotes the same value and is no longer
+                    // than Java's.
                     if fp_digit_differences < 8 {
                         eprintln!("  fp decode differs only in digits: jena {jlex:?}, ours {l:?}");
                     }
@@ -878,14 +920,14 @@ fn inline_literal_matches_jena_5_6_0() {
         }
     }
 
-    eprintln!("jena_differential: {} cases against {}", cases.len(), jena.display());
+    eprintln!("jena_differential: {} cases, {version:?} against {}", cases.len(), jena.display());
     for (t, s) in &stats {
         eprintln!(
             "  {t:<20} {:>6} cases {:>6} inlined {:>6} not inlined {:>4} abort {:>4} MISMATCHES",
             s.cases, s.inlined, s.not_inlined, s.aborted, s.mismatches
         );
     }
-    eprintln!("  decode: {fp_digit_differences} double/float strings differ from Java 17's in digits only (same value, not longer)");
+    eprintln!("  decode: {fp_digit_differences} double/float strings differ from Java's in digits only (same value, not longer)");
     for m in mismatches.iter().filter(|m| !m.is_empty()) {
         eprintln!("MISMATCH {m}");
     }

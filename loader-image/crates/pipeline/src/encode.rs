@@ -32,7 +32,8 @@ pub enum Encoded {
 
 /// How blank-node labels are made deterministic for one input file. Jena scopes labels to
 /// one parser run (one file) and draws random ones; we derive them from the file's place in
-/// the load instead, so the same inputs give the same bytes.
+/// the load instead, so the same inputs give the same bytes. One kind per
+/// `rdf_input::BlankLabels`.
 pub enum BlankScope {
     /// Labels are stable (N-Triples/N-Quads as written; Turtle/TriG as rdf_input names the
     /// nodes its parser invents, after their place in the file): hash them with the scope.
@@ -189,8 +190,8 @@ impl<'d> Encoder<'d> {
         }
     }
 
-    /// Encodes a statement; default-graph quads become triples. `quad_syntax`: the file is
-    /// N-Quads or TriG (see [`DEFAULT_GRAPH_NODE`]).
+    /// Encodes a statement; default-graph quads become triples. `quad_syntax`: the file's
+    /// syntax has graphs (`Syntax::has_graphs`: N-Quads, TriG; see [`DEFAULT_GRAPH_NODE`]).
     pub fn quad(&mut self, q: &Quad, scope: &mut BlankScope, quad_syntax: bool) -> io::Result<Encoded> {
         let s = self.subject(&q.subject, scope)?;
         let p = self.iri(q.predicate.as_str())?;

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rdf_input::oxrdf::{GraphName, NamedOrBlankNode, Quad, Term as RdfTerm};
 use rdf_input::sample::{in_parallel, sample_windows, turtle_statements, Reach, Window};
-use rdf_input::{parse_line_chunk, parse_terse, InputFile, Syntax};
+use rdf_input::{parse_file, parse_line_chunk, parse_terse, InputFile, Split};
 use serde::Serialize;
 use tdb2::term::{encode_term, format_lang_tag, Term, XSD_STRING};
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
@@ -262,17 +262,20 @@ fn sample(f: &InputFile, req: &PlanRequest) -> Result<InputEstimate, LoadError> 
             c.terms.quad(&q);
             Ok(())
         };
-        if f.syntax.is_line_based() {
-            let _ = parse_line_chunk(f.syntax, &w.text, 1, &mut on_quad, |_| Ok(()));
-        } else if head {
-            let declared = parse_terse(f.syntax, &w.text[..], Some(&base_iri), &mut on_quad, |_| Ok(()));
-            c.prefixes = declared.unwrap_or_default();
-        } else {
-            let span = turtle_statements(&w.text);
-            let share = span.len() as f64 / w.text.len().max(1) as f64;
-            let text = [declared.as_bytes(), &w.text[span]].concat();
-            let _ = parse_terse(f.syntax, &text[..], Some(&base_iri), &mut on_quad, |_| Ok(()));
-            c.cost *= share;
+        match f.syntax.split() {
+            Split::Lines => parse_line_chunk(f.syntax, &w.text, 1, &mut on_quad, |_| Ok(())).unwrap_or(()),
+            // Windows after the head (Turtle's, see rdf_input::sample).
+            Split::Statements if !head => {
+                let span = turtle_statements(&w.text);
+                let share = span.len() as f64 / w.text.len().max(1) as f64;
+                let text = [declared.as_bytes(), &w.text[span]].concat();
+                let _ = parse_terse(f.syntax, &text[..], Some(&base_iri), &mut on_quad, |_| Ok(()));
+                c.cost *= share;
+            }
+            Split::Statements | Split::Whole(_) => {
+                let declared = parse_file(f.syntax, &w.text[..], Some(&base_iri), &mut on_quad, |_| Ok(()));
+                c.prefixes = declared.unwrap_or_default();
+            }
         }
         c
     };
@@ -343,7 +346,7 @@ fn sample(f: &InputFile, req: &PlanRequest) -> Result<InputEstimate, LoadError> 
         },
         distinct_terms: scale(terms.seen.len() as u64),
         term_bytes: scale(terms.bytes),
-        quads: quads || f.syntax == Syntax::NQuads || f.syntax == Syntax::TriG,
+        quads: quads || f.syntax.has_graphs(),
     })
 }
 
@@ -597,7 +600,7 @@ pub fn plan(req: &PlanRequest, files: &[InputFile], interrupt: &AtomicBool) -> R
                 head_statements: per_byte(ss, f.size),
                 distinct_terms: per_byte(st, f.size),
                 term_bytes: per_byte(stb, f.size),
-                quads: f.syntax == Syntax::NQuads || f.syntax == Syntax::TriG,
+                quads: f.syntax.has_graphs(),
             })
         })
         .collect();

@@ -34,10 +34,67 @@ impl Syntax {
             Syntax::RdfXml => "rdf/xml",
         }
     }
-    /// Line-based syntaxes can be cut at newlines and parsed in parallel.
-    pub fn is_line_based(self) -> bool {
-        matches!(self, Syntax::NTriples | Syntax::NQuads)
+    /// How a file of this syntax is cut for parallel parsing, and so which parser entry
+    /// reads it.
+    pub fn split(self) -> Split {
+        match self {
+            Syntax::NTriples | Syntax::NQuads => Split::Lines,
+            Syntax::Turtle | Syntax::TriG => Split::Statements,
+            Syntax::RdfXml => Split::Whole(DocumentSyntax::RdfXml),
+        }
     }
+    /// Statements may name a graph. A file of such a syntax keeps its default-graph
+    /// statements apart (encode.rs's `DEFAULT_GRAPH_NODE`) and is reported as quads; within
+    /// a split kind it is what tells the parsers apart (N-Quads is N-Triples with a graph
+    /// term, TriG is Turtle with graph blocks).
+    pub fn has_graphs(self) -> bool {
+        match self {
+            Syntax::NQuads | Syntax::TriG => true,
+            Syntax::NTriples | Syntax::Turtle | Syntax::RdfXml => false,
+        }
+    }
+    /// How the blank-node labels a parse of this syntax gives behave.
+    pub fn blank_labels(self) -> BlankLabels {
+        match self {
+            Syntax::NTriples | Syntax::NQuads | Syntax::Turtle | Syntax::TriG => BlankLabels::Stable,
+            Syntax::RdfXml => BlankLabels::FirstSeen,
+        }
+    }
+}
+
+/// How a file is cut for parallel parsing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    /// Every line is a statement (N-Triples, N-Quads): cut at newlines, each chunk parsed by
+    /// `parse_line_chunk`.
+    Lines,
+    /// Statements span lines and directives carry state (Turtle, TriG): cut between
+    /// statements by the `TerseSplitter`, each chunk parsed by `parse_chunk`; a file parsed
+    /// whole goes through `parse_terse`.
+    Statements,
+    /// One document that only its own parser can cut (RDF/XML): parsed whole, by
+    /// `parse_document`.
+    Whole(DocumentSyntax),
+}
+
+/// The syntaxes parsed whole, each by its own parser (see `parse_document`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DocumentSyntax {
+    RdfXml,
+}
+
+/// How the blank-node labels a parse gives behave, and so how the loader makes them
+/// deterministic (the pipeline's `BlankScope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlankLabels {
+    /// The same however the file is cut: as written (N-Triples, N-Quads), or named after
+    /// their place in the file for the nodes the parser invents (Turtle, TriG: terse.rs).
+    /// They are hashed as they are.
+    Stable,
+    /// The parser invents labels in the order it meets the nodes (RDF/XML): they mean
+    /// something only within one sequential parse, so every label is renumbered in order of
+    /// first appearance.
+    FirstSeen,
 }
 
 impl Compression {
@@ -300,6 +357,23 @@ mod tests {
         let mut huge = alone.clone();
         huge[1..5].copy_from_slice(&[0xff; 4]);
         assert!(read(huge, Compression::Lzma).is_err());
+    }
+
+    #[test]
+    fn capabilities_of_each_syntax() {
+        use BlankLabels::{FirstSeen, Stable};
+        let all = [Syntax::NTriples, Syntax::NQuads, Syntax::Turtle, Syntax::TriG, Syntax::RdfXml];
+        let caps: Vec<_> = all.iter().map(|s| (s.split(), s.has_graphs(), s.blank_labels())).collect();
+        assert_eq!(
+            caps,
+            [
+                (Split::Lines, false, Stable),
+                (Split::Lines, true, Stable),
+                (Split::Statements, false, Stable),
+                (Split::Statements, true, Stable),
+                (Split::Whole(DocumentSyntax::RdfXml), false, FirstSeen),
+            ]
+        );
     }
 
     #[test]

@@ -18,8 +18,11 @@ mod terse;
 pub mod terse_check;
 
 pub use chunks::{Chunk, LineChunker};
-pub use detect::{decompress, decompress_threads, detect, open_decompressed, Compression, InputFile, Syntax};
+pub use detect::{
+    decompress, decompress_threads, detect, open_decompressed, BlankLabels, Compression, DocumentSyntax, InputFile,
+    Split, Syntax,
+};
 pub use oxrdf;
-pub use parse::{parse_line_chunk, parse_terse, parse_terse_from, Position, Rejected};
+pub use parse::{parse_document, parse_file, parse_line_chunk, parse_terse, parse_terse_from, Position, Rejected};
 pub use rdfxml::{jena_xml_literal, parse_rdfxml};
 pub use terse::{parse_chunk, parse_split, ChunkEnd, OnFast, TerseChunk, TerseSplitter, TerseStart, TerseState};

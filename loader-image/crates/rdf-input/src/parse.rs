@@ -1,9 +1,9 @@
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 
 use oxrdf::{GraphName, Quad};
 use oxttl::{NQuadsParser, NTriplesParser, TurtleSyntaxError};
 
-use crate::detect::Syntax;
+use crate::detect::{DocumentSyntax, Split, Syntax};
 use crate::substitute::Substitutions;
 
 /// A 1-based line and column (columns count code points, as oxttl does).
@@ -85,41 +85,75 @@ fn column_at(line: &[u8], offset: usize) -> u64 {
     1 + line[..offset.min(line.len())].iter().filter(|&&b| b & 0xC0 != 0x80).count() as u64
 }
 
-/// Parses statements until the end or the first syntax error, which it returns.
+/// Parses statements until the end or the first syntax error, which it returns. N-Quads is
+/// N-Triples with a graph term: [`Syntax::has_graphs`] picks the parser.
 fn parse_slice<E>(
     syntax: Syntax,
     data: &[u8],
     on_quad: &mut impl FnMut(Quad) -> Result<(), E>,
 ) -> Result<Option<TurtleSyntaxError>, E> {
-    match syntax {
-        Syntax::NTriples => {
-            for r in NTriplesParser::new().for_slice(data) {
-                match r {
-                    Ok(t) => on_quad(t.in_graph(GraphName::DefaultGraph))?,
-                    Err(e) => return Ok(Some(e)),
-                }
+    if syntax.has_graphs() {
+        for r in NQuadsParser::new().for_slice(data) {
+            match r {
+                Ok(q) => on_quad(q)?,
+                Err(e) => return Ok(Some(e)),
             }
         }
-        Syntax::NQuads => {
-            for r in NQuadsParser::new().for_slice(data) {
-                match r {
-                    Ok(q) => on_quad(q)?,
-                    Err(e) => return Ok(Some(e)),
-                }
+    } else {
+        for r in NTriplesParser::new().for_slice(data) {
+            match r {
+                Ok(t) => on_quad(t.in_graph(GraphName::DefaultGraph))?,
+                Err(e) => return Ok(Some(e)),
             }
         }
-        Syntax::Turtle | Syntax::TriG | Syntax::RdfXml => unreachable!("only N-Triples/N-Quads are line-based"),
     }
     Ok(None)
 }
 
-/// Parses a whole Turtle/TriG (or RDF/XML, see [`crate::parse_rdfxml`]) stream sequentially
-/// (the loader cuts Turtle/TriG into chunks, see [`crate::parse_split`]), Turtle/TriG statement by
-/// statement (see `terse.rs`): a statement with a syntax error is rejected whole, with its
-/// line range, and costs no other statement; none changes graph. Returns every prefix
-/// declaration accepted, in input order (a redefinition is a new entry), for the prefix
-/// tables. An I/O error (e.g. corrupt compression) is returned as `Err(Ok(io))`, a
-/// callback's error as `Err(Err(e))`.
+/// Parses a whole file sequentially, by the parser entry of its split kind ([`Syntax::split`]):
+/// what the loader does with a file it does not cut. Returns every prefix declaration
+/// accepted, in input order, for the prefix tables (none for N-Triples/N-Quads). An I/O
+/// error (e.g. corrupt compression) is returned as `Err(Ok(io))`, a callback's error as
+/// `Err(Err(e))`.
+pub fn parse_file<E>(
+    syntax: Syntax,
+    reader: impl Read,
+    base: Option<&str>,
+    on_quad: impl FnMut(Quad) -> Result<(), E>,
+    on_reject: impl FnMut(Rejected) -> Result<(), E>,
+) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
+    match syntax.split() {
+        Split::Lines => parse_lines(syntax, reader, on_quad, on_reject),
+        Split::Statements => parse_terse(syntax, reader, base, on_quad, on_reject),
+        Split::Whole(document) => parse_document(document, reader, base, on_quad, on_reject),
+    }
+}
+
+/// Parses an N-Triples/N-Quads stream line by line, as [`parse_line_chunk`] parses a chunk.
+fn parse_lines<E>(
+    syntax: Syntax,
+    reader: impl Read,
+    mut on_quad: impl FnMut(Quad) -> Result<(), E>,
+    mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
+) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
+    let mut reader = io::BufReader::new(reader);
+    let mut line = Vec::new();
+    let mut number = 1;
+    while reader.read_until(b'\n', &mut line).map_err(Ok)? > 0 {
+        parse_line_chunk(syntax, &line, number, &mut on_quad, &mut on_reject).map_err(Err)?;
+        line.clear();
+        number += 1;
+    }
+    Ok(Vec::new())
+}
+
+/// Parses a whole Turtle/TriG stream sequentially (the loader cuts Turtle/TriG into chunks,
+/// see [`crate::parse_split`]), statement by statement (see `terse.rs`): a statement with a
+/// syntax error is rejected whole, with its line range, and costs no other statement; none
+/// changes graph. TriG is Turtle with graph blocks: [`Syntax::has_graphs`] says which.
+/// Returns every prefix declaration accepted, in input order (a redefinition is a new
+/// entry), for the prefix tables. An I/O error (e.g. corrupt compression) is returned as
+/// `Err(Ok(io))`, a callback's error as `Err(Err(e))`.
 pub fn parse_terse<E>(
     syntax: Syntax,
     reader: impl Read,
@@ -127,14 +161,8 @@ pub fn parse_terse<E>(
     mut on_quad: impl FnMut(Quad) -> Result<(), E>,
     mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
-    match syntax {
-        Syntax::Turtle | Syntax::TriG => {
-            let start = crate::terse::TerseStart::beginning(base);
-            crate::terse::parse_units(syntax == Syntax::TriG, reader, &start, &mut on_quad, &mut on_reject)
-        }
-        Syntax::RdfXml => crate::rdfxml::parse_rdfxml(reader, base, on_quad, on_reject),
-        _ => unreachable!("line-based syntaxes go through parse_line_chunk"),
-    }
+    let start = crate::terse::TerseStart::beginning(base);
+    crate::terse::parse_units(syntax.has_graphs(), reader, &start, &mut on_quad, &mut on_reject)
 }
 
 /// Parses a Turtle/TriG stream sequentially from a chunk's start (`reader` positioned
@@ -147,7 +175,21 @@ pub fn parse_terse_from<E>(
     mut on_quad: impl FnMut(Quad) -> Result<(), E>,
     mut on_reject: impl FnMut(Rejected) -> Result<(), E>,
 ) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
-    crate::terse::parse_units(syntax == Syntax::TriG, reader, start, &mut on_quad, &mut on_reject)
+    crate::terse::parse_units(syntax.has_graphs(), reader, start, &mut on_quad, &mut on_reject)
+}
+
+/// Parses a document of a syntax the loader does not cut, by that syntax's parser (RDF/XML:
+/// [`crate::parse_rdfxml`]), with [`parse_terse`]'s results.
+pub fn parse_document<E>(
+    document: DocumentSyntax,
+    reader: impl Read,
+    base: Option<&str>,
+    on_quad: impl FnMut(Quad) -> Result<(), E>,
+    on_reject: impl FnMut(Rejected) -> Result<(), E>,
+) -> Result<Vec<(String, String)>, Result<io::Error, E>> {
+    match document {
+        DocumentSyntax::RdfXml => crate::rdfxml::parse_rdfxml(reader, base, on_quad, on_reject),
+    }
 }
 
 #[cfg(test)]
@@ -229,5 +271,45 @@ mod tests {
         assert_eq!(bad[0].position.line, 3);
         assert_eq!(bad[0].text, "ex:a ex:b .");
         assert!(!quads.is_empty());
+    }
+
+    /// What `parse_file` gives: statements in order (as N-Quads), rejects' lines, prefixes.
+    fn parse_whole_file(syntax: Syntax, text: &str) -> (Vec<String>, Vec<u64>, Vec<(String, String)>) {
+        let mut quads = Vec::new();
+        let mut bad = Vec::new();
+        let prefixes = parse_file::<()>(
+            syntax,
+            text.as_bytes(),
+            Some("http://base/"),
+            |q| {
+                quads.push(q.to_string());
+                Ok(())
+            },
+            |r| {
+                bad.push(r.position.line);
+                Ok(())
+            },
+        )
+        .unwrap();
+        (quads, bad, prefixes)
+    }
+
+    #[test]
+    fn a_whole_file_goes_to_its_split_kinds_parser() {
+        let nq =
+            "<http://a> <http://b> <http://c> <http://g> .\n<http://a> <b> <http://c> .\n\n<http://a> <http://b> _:x .";
+        let (quads, bad, prefixes) = parse_whole_file(Syntax::NQuads, nq);
+        assert_eq!(quads, ["<http://a> <http://b> <http://c> <http://g>", "<http://a> <http://b> _:x"]);
+        assert_eq!((bad, prefixes), (vec![2], vec![]));
+        // A graph term is an error in N-Triples.
+        assert_eq!(parse_whole_file(Syntax::NTriples, nq).1, [1, 2]);
+        let trig = "@prefix ex: <http://e/> .\nex:g { ex:a ex:b ex:c }\n";
+        let (quads, bad, prefixes) = parse_whole_file(Syntax::TriG, trig);
+        assert_eq!((quads, bad), (vec!["<http://e/a> <http://e/b> <http://e/c> <http://e/g>".to_string()], vec![]));
+        assert_eq!(prefixes, [("ex".to_string(), "http://e/".to_string())]);
+        let xml = "<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:ex=\"http://e/\">\n\
+                   <rdf:Description rdf:about=\"a\"><ex:b>c</ex:b></rdf:Description></rdf:RDF>\n";
+        let (quads, bad, _) = parse_whole_file(Syntax::RdfXml, xml);
+        assert_eq!((quads, bad), (vec!["<http://base/a> <http://e/b> \"c\"".to_string()], vec![]));
     }
 }

@@ -25,7 +25,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::detect::{decompress, read_up_to, Compression, InputFile, Syntax};
+use crate::detect::{decompress, read_up_to, Compression, InputFile, Split, Syntax};
 use crate::parallel_bzip2::{decode_block, find_magics};
 
 /// A bzip2 window decodes a whole block (900 KB of text at `-9`, some 60-250 KB compressed),
@@ -146,6 +146,16 @@ fn window(offset: u64, decoded: &[u8], compressed: u64, at_start: bool, at_end: 
     Window { offset, text, compressed_bytes: compressed as f64 * share, weight: 1 }
 }
 
+/// Whether windows from anywhere in a file of `syntax` can be parsed (see the module docs):
+/// lines can, and statements from their first boundary unless graph blocks may enclose them.
+fn windowed_syntax(syntax: Syntax) -> bool {
+    match syntax.split() {
+        Split::Lines => true,
+        Split::Statements => !syntax.has_graphs(),
+        Split::Whole(_) => false,
+    }
+}
+
 /// Takes up to `count` windows of about `window_bytes` decompressed bytes spread over `f`
 /// (see the module docs), read on up to `threads` threads; where only the head can be read,
 /// one head window of `head_bytes`.
@@ -156,8 +166,7 @@ pub fn sample_windows(
     head_bytes: usize,
     threads: usize,
 ) -> io::Result<Sample> {
-    let line_based = f.syntax.is_line_based();
-    let windowed = line_based || f.syntax == Syntax::Turtle;
+    let windowed = windowed_syntax(f.syntax);
     let count = match f.compression {
         Compression::Bzip2 => count.min(((f.size / BZIP2_BYTES_PER_WINDOW) as usize).max(MIN_BZIP2_WINDOWS)),
         _ => count,

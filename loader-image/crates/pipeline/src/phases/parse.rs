@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use extsort::SpillDir;
 use rdf_input::fastline::{parse_fast_line, FastLine, FastStatement};
 use rdf_input::{
-    parse_chunk, parse_line_chunk, parse_terse, parse_terse_from, Chunk, ChunkEnd, InputFile, LineChunker, Rejected,
-    Syntax, TerseChunk, TerseSplitter,
+    parse_chunk, parse_file, parse_line_chunk, parse_terse_from, BlankLabels, Chunk, ChunkEnd, InputFile, LineChunker,
+    Rejected, Split, TerseChunk, TerseSplitter,
 };
 
 use crate::budget::{MemoryPlan, CHUNK_BYTES};
@@ -339,15 +339,14 @@ fn file_base_iri(path: &Path) -> String {
     format!("file://{}", abs.display())
 }
 
-/// `first_seen`: RDF/XML, whose parser invents labels in a sequential parse (Turtle/TriG
-/// chunks give labels named after their place in the file, see rdf_input's terse.rs).
-fn blank_scope(file: usize, f: &InputFile, first_seen: bool) -> BlankScope {
+/// The scope of file `file`'s blank nodes, by how its syntax's labels behave: the same
+/// whether the file is parsed in chunks or whole.
+fn blank_scope(file: usize, f: &InputFile) -> BlankScope {
     let name = f.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let scope = format!("{file}\0{name}");
-    if first_seen {
-        BlankScope::FirstSeen { scope, seen: Default::default() }
-    } else {
-        BlankScope::Labels { scope }
+    match f.syntax.blank_labels() {
+        BlankLabels::Stable => BlankScope::Labels { scope },
+        BlankLabels::FirstSeen => BlankScope::FirstSeen { scope, seen: Default::default() },
     }
 }
 
@@ -406,9 +405,9 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
         };
         match job {
             Job::Lines { file, chunk } => {
-                let mut scope = blank_scope(file, &sh.files[file], false);
+                let mut scope = blank_scope(file, &sh.files[file]);
                 let syntax = sh.files[file].syntax;
-                let quads = syntax == Syntax::NQuads;
+                let quads = syntax.has_graphs();
                 // UTF-8 is checked once for the whole chunk; only a chunk that is not valid is
                 // checked line by line.
                 let whole_chunk_utf8 = std::str::from_utf8(&chunk.data).is_ok();
@@ -496,14 +495,14 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         continue;
                     }
                 };
-                // Turtle/TriG names its blank nodes as the chunks do: the same labels.
-                let mut scope = blank_scope(file, f, f.syntax == Syntax::RdfXml);
+                // A Turtle/TriG file parsed whole names its blank nodes as its chunks do.
+                let mut scope = blank_scope(file, f);
                 let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
                 let mut refused = Vec::new();
                 let window = crate::rdf12::ReadWindow::shared();
                 let reader = crate::rdf12::WindowTee { inner: reader, window: window.clone() };
                 let on_reject = std::cell::RefCell::new(&mut on_reject);
-                let res = parse_terse(
+                let res = parse_file(
                     f.syntax,
                     reader,
                     Some(&base),
@@ -518,7 +517,7 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
                         if let Some(r) = sh.direction_conflict(&q, file, |suffix| window.borrow_mut().locate(suffix)) {
                             return (on_reject.borrow_mut())(r);
                         }
-                        out.emit(enc.quad(&q, &mut scope, f.syntax == Syntax::TriG)).map_err(|e| {
+                        out.emit(enc.quad(&q, &mut scope, f.syntax.has_graphs())).map_err(|e| {
                             sh.fail(LoadError::from_output_io("spilling", e));
                             Stop
                         })
@@ -595,12 +594,12 @@ fn parse_terse_chunk(
     let strict = sh.opts.on_error == OnError::Strict;
     // Shared by the statements oxttl gives and those the fast path reads.
     let out = std::cell::RefCell::new(out);
-    let scope = std::cell::RefCell::new(blank_scope(file, f, false));
+    let scope = std::cell::RefCell::new(blank_scope(file, f));
     let mut refused = Vec::new();
     let window = std::cell::RefCell::new(None);
     let on_reject = std::cell::RefCell::new(on_reject);
     let res = parse_chunk(
-        f.syntax == Syntax::TriG,
+        f.syntax.has_graphs(),
         chunk,
         &mut |q| {
             if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
@@ -620,7 +619,7 @@ fn parse_terse_chunk(
             if let Some(r) = sh.direction_conflict(&q, file, locate) {
                 return (on_reject.borrow_mut())(r);
             }
-            out.borrow_mut().emit(enc.quad(&q, &mut scope.borrow_mut(), f.syntax == Syntax::TriG)).map_err(|e| {
+            out.borrow_mut().emit(enc.quad(&q, &mut scope.borrow_mut(), f.syntax.has_graphs())).map_err(|e| {
                 sh.fail(LoadError::from_output_io("spilling", e));
                 Stop
             })
@@ -630,7 +629,7 @@ fn parse_terse_chunk(
             if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
                 return Err(Stop);
             }
-            let encoded = match fast.statements(st, &mut scope.borrow_mut(), f.syntax == Syntax::TriG) {
+            let encoded = match fast.statements(st, &mut scope.borrow_mut(), f.syntax.has_graphs()) {
                 Ok(Some(encoded)) => encoded,
                 Ok(None) => return Ok(false), // a new term fails its check: oxttl decides
                 Err(e) => {
@@ -695,9 +694,10 @@ fn parse_terse_chunk(
     }
 }
 
-/// Reads line-based files and cuts them into chunks at newlines, Turtle/TriG files into
-/// chunks of whole statements (this thread does the decompression); RDF/XML files are handed
-/// to a worker whole. Several producers share the files.
+/// Reads input files and cuts them into chunks by their syntax's split kind: line-based
+/// files at newlines, Turtle/TriG files into chunks of whole statements (this thread does the
+/// decompression); RDF/XML files are handed to a worker whole. Several producers share the
+/// files.
 fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: &AtomicUsize) {
     loop {
         let file = next_file.fetch_add(1, Ordering::SeqCst);
@@ -705,40 +705,68 @@ fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: 
         if sh.skipped(file, 0) {
             return;
         }
-        if f.syntax == Syntax::RdfXml || sh.resumed.whole_files.contains(&file) {
-            if sh.resumed.files_done.contains_key(&file) {
-                sh.raw_bytes_read.fetch_add(f.size, Ordering::Relaxed); // parsed by the run resumed
-                continue;
-            }
-            if tx.send(Job::Whole { file }).is_err() {
-                return;
-            }
-            continue;
-        }
-        let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
-            Ok(r) => r,
-            Err(e) => return sh.fail(sh.input_error(file, e)),
+        let go_on = match f.syntax.split() {
+            // A file whose cut went wrong in the run resumed is parsed whole.
+            _ if sh.resumed.whole_files.contains(&file) => send_whole(sh, &tx, file),
+            Split::Whole(_) => send_whole(sh, &tx, file),
+            Split::Statements => send_statement_chunks(sh, &tx, file),
+            Split::Lines => send_line_chunks(sh, &tx, file),
         };
-        if !f.syntax.is_line_based() {
-            // The splitter applies the directives itself (the chunks resumed need no parse
-            // for the state the next ones start in) and gives the file's prefix declarations.
-            let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
-            let mut splitter =
-                match TerseSplitter::new(f.syntax == Syntax::TriG, reader, Some(&base), terse_chunk_bytes()) {
-                    Ok(s) => s,
-                    Err(e) => return sh.fail(sh.input_error(file, e)),
-                };
-            if !send_chunks(sh, &tx, file, || splitter.next_chunk(), |c| c.seq, |chunk| Job::Terse { file, chunk }) {
-                return;
-            }
-            sh.prefixes.lock().expect("prefixes").push((file, splitter.declared().to_vec()));
-            continue;
-        }
-        let mut chunker = LineChunker::new(reader, CHUNK_BYTES);
-        if !send_chunks(sh, &tx, file, || chunker.next_chunk(), |c| c.seq, |chunk| Job::Lines { file, chunk }) {
+        if !go_on {
             return;
         }
     }
+}
+
+/// Hands file `file` to a worker to parse whole, unless the run resumed had parsed it. False
+/// when the producer is to stop.
+fn send_whole(sh: &ParseShared<'_>, tx: &crossbeam_channel::Sender<Job>, file: usize) -> bool {
+    if sh.resumed.files_done.contains_key(&file) {
+        sh.raw_bytes_read.fetch_add(sh.files[file].size, Ordering::Relaxed); // parsed by the run resumed
+        return true;
+    }
+    tx.send(Job::Whole { file }).is_ok()
+}
+
+/// Opens file `file` for a producer to cut; None when it cannot (the load has failed).
+fn open_to_cut(sh: &ParseShared<'_>, file: usize) -> Option<Box<dyn Read + Send>> {
+    match open_input(&sh.files[file], sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            sh.fail(sh.input_error(file, e));
+            None
+        }
+    }
+}
+
+/// Cuts a Turtle/TriG file into chunks of whole statements for the workers. False when the
+/// producer is to stop.
+fn send_statement_chunks(sh: &ParseShared<'_>, tx: &crossbeam_channel::Sender<Job>, file: usize) -> bool {
+    let f = &sh.files[file];
+    let Some(reader) = open_to_cut(sh, file) else { return false };
+    // The splitter applies the directives itself (the chunks resumed need no parse for the
+    // state the next ones start in) and gives the file's prefix declarations.
+    let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
+    let mut splitter = match TerseSplitter::new(f.syntax.has_graphs(), reader, Some(&base), terse_chunk_bytes()) {
+        Ok(s) => s,
+        Err(e) => {
+            sh.fail(sh.input_error(file, e));
+            return false;
+        }
+    };
+    if !send_chunks(sh, tx, file, || splitter.next_chunk(), |c| c.seq, |chunk| Job::Terse { file, chunk }) {
+        return false;
+    }
+    sh.prefixes.lock().expect("prefixes").push((file, splitter.declared().to_vec()));
+    true
+}
+
+/// Cuts an N-Triples/N-Quads file into chunks at newlines for the workers. False when the
+/// producer is to stop.
+fn send_line_chunks(sh: &ParseShared<'_>, tx: &crossbeam_channel::Sender<Job>, file: usize) -> bool {
+    let Some(reader) = open_to_cut(sh, file) else { return false };
+    let mut chunker = LineChunker::new(reader, CHUNK_BYTES);
+    send_chunks(sh, tx, file, || chunker.next_chunk(), |c| c.seq, |chunk| Job::Lines { file, chunk })
 }
 
 /// Hands one file's chunks to the workers, leaving out those the run resumed had parsed.

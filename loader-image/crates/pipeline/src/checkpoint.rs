@@ -380,16 +380,7 @@ mod tests {
         fs::write(&p, &bytes).unwrap();
         let b = InputIdentity::of(&p).unwrap();
         assert_ne!(a.sample_md5, b.sample_md5);
-        let id = |i: InputIdentity| BuildIdentity {
-            loader_version: "x".into(),
-            loc: "db".into(),
-            on_error: "strict".into(),
-            max_rejects: 0,
-            rejects_file: "r".into(),
-            base: None,
-            jena: "5.6.0".into(),
-            inputs: vec![i],
-        };
+        let id = |i: InputIdentity| test_identity("5.6.0", vec![i]);
         let why = id(a.clone()).difference(&id(b)).unwrap();
         assert!(why.contains("changed content"), "{why}");
         fs::write(&p, b"short").unwrap();
@@ -397,9 +388,9 @@ mod tests {
         assert!(why.contains("changed size"), "{why}");
     }
 
-    #[test]
-    fn identity_records_the_jena_version() {
-        let id = |jena: &str| BuildIdentity {
+    /// A build identity that differs only in what a test varies.
+    fn test_identity(jena: &str, inputs: Vec<InputIdentity>) -> BuildIdentity {
+        BuildIdentity {
             loader_version: "x".into(),
             loc: "db".into(),
             on_error: "strict".into(),
@@ -407,8 +398,13 @@ mod tests {
             rejects_file: "r".into(),
             base: None,
             jena: jena.into(),
-            inputs: vec![],
-        };
+            inputs,
+        }
+    }
+
+    #[test]
+    fn identity_records_the_jena_version() {
+        let id = |jena: &str| test_identity(jena, vec![]);
         let why = id("5.6.0").difference(&id("6.2.0")).unwrap();
         assert!(why.contains("--jena 5.6.0 → 6.2.0"), "{why}");
         assert_eq!(id("6.2.0").difference(&id("6.2.0")), None);

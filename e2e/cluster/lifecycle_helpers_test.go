@@ -106,11 +106,12 @@ type record struct {
 }
 
 type blState struct {
-	at     time.Time
-	name   string
-	phase  string
-	ready  string // the Ready condition's status
-	reason string // the Ready condition's reason
+	at          time.Time
+	name        string
+	phase       string
+	ready       string // the Ready condition's status
+	reason      string // the Ready condition's reason
+	reconciling string // the Reconciling condition's status
 }
 
 func (s *suite) watchRecord(ctx context.Context, rec *record) {
@@ -131,6 +132,7 @@ func (s *suite) watchRecord(ctx context.Context, rec *record) {
 		st := blState{at: time.Now(), name: u.GetName()}
 		st.phase, _, _ = unstructured.NestedString(u.Object, "status", "phase")
 		st.ready, st.reason = condition(u, "Ready")
+		st.reconciling, _ = condition(u, "Reconciling")
 		rec.mu.Lock()
 		defer rec.mu.Unlock()
 		last := -1
@@ -139,11 +141,34 @@ func (s *suite) watchRecord(ctx context.Context, rec *record) {
 				last = i
 			}
 		}
-		if last < 0 || rec.states[last].phase != st.phase || rec.states[last].ready != st.ready || rec.states[last].reason != st.reason {
+		if last < 0 || rec.states[last] != (blState{rec.states[last].at, st.name, st.phase, st.ready, st.reason, st.reconciling}) {
 			rec.states = append(rec.states, st)
-			s.t.Logf("BulkLoad %s: phase %s, Ready=%s (%s)", st.name, st.phase, st.ready, st.reason)
+			s.t.Logf("BulkLoad %s: phase %s, Ready=%s (%s), Reconciling=%s", st.name, st.phase, st.ready, st.reason, st.reconciling)
 		}
 	})
+}
+
+// checkServingWhileBuilding: from since on, while a newer dump set was built (every phase
+// before its handoff), the BulkLoad said Ready=True and Reconciling=False, which kstatus
+// reads as Current: GitOps tools do not wait out the build of a weekly dump.
+func (rec *record) checkServingWhileBuilding(t *testing.T, name string, since time.Time) {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	building := 0
+	for _, st := range rec.states {
+		if st.name != name || st.at.Before(since) || st.phase == "HandingOff" || st.phase == "Ready" {
+			continue
+		}
+		building++
+		if st.ready != "True" || st.reconciling != "False" {
+			t.Errorf("at %s, phase %s, the BulkLoad said Ready=%s (%s), Reconciling=%s while it served the previous dump set: want Ready=True, Reconciling=False",
+				st.at.Format("15:04:05.000"), st.phase, st.ready, st.reason, st.reconciling)
+		}
+	}
+	if building == 0 {
+		t.Errorf("no build phase of %s was recorded since %s", name, since.Format("15:04:05"))
+	}
 }
 
 // workflowsFor lists the workflows ever created for a BulkLoad and source revision.

@@ -74,6 +74,7 @@ func (s *suite) gitops(ctx context.Context, rec *record, dir string) {
 	if got := s.fusekiAnswer(ctx, fusekiName, revisionQuery); got != rev1 {
 		t.Fatalf("after the first build Fuseki answers %q, want %q", got, rev1)
 	}
+	servedSince := time.Now()
 	s.startPoller(ctx)
 
 	// An upload without its marker starts nothing: the first listing that sees it still
@@ -119,6 +120,7 @@ func (s *suite) gitops(ctx context.Context, rec *record, dir string) {
 	}
 	u = s.readyWith(ctx, weekly, r1, buildTimeout)
 	r2 := statusString(u, "lastBuiltRevision")
+	rec.checkServingWhileBuilding(t, weekly, servedSince)
 	if wfs := rec.workflowsFor(weekly, r2); len(wfs) != 1 {
 		t.Errorf("revision %s was built by workflows %v, want exactly one (across the operator's upgrade)", r2, wfs)
 	}

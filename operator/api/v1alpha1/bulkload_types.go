@@ -639,17 +639,30 @@ const (
 	PhaseFailed     Phase = "Failed"
 )
 
-// Condition types, in kstatus form so Argo CD and Flux read health.
+// Condition types: Ready, Reconciling and Stalled in kstatus form (Flux and kstatus read
+// them; the chart's Argo CD health check too), and Building.
 const (
-	// ConditionReady is True when the database of the current source revision is
-	// built, snapshotted and handed off, and the serving workload's rollout onto it
-	// is complete.
+	// ConditionReady is True while the database the spec asks for is served: the newest
+	// snapshot (or the one spec.serving.snapshotName pins) of a revision built from the
+	// spec's current source, database, loader, fetch and validate settings, handed off and
+	// rolled out (without spec.serving: ready to use). It stays True while a newer dump set
+	// (watch mode) or a trigger.rebuild is built, since the served database is still the one
+	// the spec asks for; it is False while nothing is served yet, after a change to those
+	// settings until their database is served, and while a handoff rolls out or drifted.
 	ConditionReady = "Ready"
-	// ConditionReconciling is True while a build is under way or queued.
+	// ConditionReconciling is True while the operator works towards what the spec asks and
+	// it is not served yet (kstatus: InProgress): a first build, a build after a spec change,
+	// a handoff rolling out. A build while Ready is True leaves it False (see Building).
 	ConditionReconciling = "Reconciling"
-	// ConditionStalled is True when the operator cannot make progress without a
-	// change: an invalid spec or a final build failure.
+	// ConditionStalled is True when the operator cannot make progress without a change:
+	// an invalid spec, a final build failure, a source that refuses access or is
+	// misconfigured, a missing API. The database served before, if any, stays served
+	// (Ready says so).
 	ConditionStalled = "Stalled"
+	// ConditionBuilding is True while a build of a revision is under way (an attempt, or
+	// the backoff before the next), whether or not a database is served meanwhile; its
+	// reason and message are the build's.
+	ConditionBuilding = "Building"
 )
 
 // BulkLoadStatus is the observed state of a BulkLoad.
@@ -658,7 +671,7 @@ type BulkLoadStatus struct {
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 
-	// conditions: Ready, Reconciling, Stalled.
+	// conditions: Ready, Reconciling, Stalled, Building.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8

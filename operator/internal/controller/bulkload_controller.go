@@ -6,6 +6,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
@@ -14,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -92,8 +95,10 @@ type scope struct {
 
 	// wanted is the revision the spec/source asks for (resolveRevision).
 	wanted Revision
-	// sourceProblem explains an unresolvable source (resolveRevision).
+	// sourceProblem explains an unresolvable source (resolveRevision); sourceStalled says
+	// that it needs a fix by someone (credentials, the spec), not time.
 	sourceProblem string
+	sourceStalled bool
 	// workflow is the current build attempt's Workflow (ensureWorkflow).
 	workflow *wfv1.Workflow
 	// obs is what that workflow reports (observeWorkflow), or what the status
@@ -120,9 +125,28 @@ type scope struct {
 	// servingSettled: the serving workload runs the database it should serve, with no
 	// pod of an older template left (serve); only then are older restored volumes pruned.
 	servingSettled bool
+	// servingIssue says why the serving workload does not serve the database it should
+	// (serve, checkServedNode); the Ready condition carries it even while a build runs.
+	servingIssue *outcome
 }
 
 func (s *scope) onCommit(f func()) { s.effects = append(s.effects, f) }
+
+// said reports whether a condition of the status this reconcile started from matches:
+// what was reported already is not logged or evented again. The conditions, not one of
+// them: the same news is in Building while a database is served and in Reconciling
+// while none is, and a serving problem is in Ready in both cases.
+func (s *scope) said(match func(c metav1.Condition) bool) bool {
+	return slices.ContainsFunc(s.before.Conditions, match)
+}
+
+func (s *scope) saidMessage(msg string) bool {
+	return s.said(func(c metav1.Condition) bool { return c.Message == msg })
+}
+
+func (s *scope) saidReason(reasons ...string) bool {
+	return s.said(func(c metav1.Condition) bool { return slices.Contains(reasons, c.Reason) })
+}
 
 // pruneLater queues a child for deletion after the patch, unless it is already going.
 func (s *scope) pruneLater(obj client.Object) bool {
@@ -244,6 +268,8 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	// operator cannot work at all (a missing API, an invalid spec).
 	if !s.stop || (s.outcome != nil && (s.outcome.kind == outcomeProgressing || s.outcome.keepServing)) {
 		if err := r.serve(ctx, s); err != nil {
+			// Whatever the workload serves now is unknown: not Ready until a retry says.
+			s.servingProblem(outcomeProgressing, status.ReasonServingPending, "%v", err)
 			return reconcile.Result{}, err
 		}
 	}
@@ -303,49 +329,77 @@ func (r *BulkLoadReconciler) patchStatus(ctx context.Context, s *scope, succeede
 	return kerrors.NewAggregate(errs)
 }
 
-// computeStatus renders the phase and conditions: a phase's explicit outcome wins,
-// otherwise they follow from the revisions recorded in the status.
+// computeStatus renders the phase and conditions from two judgements: the work (a
+// phase's explicit outcome wins, otherwise the revisions recorded in the status say
+// it) and what is served (servingVerdict).
 func (r *BulkLoadReconciler) computeStatus(s *scope) {
-	st, gen := &s.bl.Status, s.bl.Generation
-	if o := s.outcome; o != nil {
-		switch o.kind {
-		case outcomeStalled:
-			status.SetStalled(st, gen, o.reason, o.message)
-		case outcomeDependencyMissing:
-			status.SetDependencyMissing(st, gen, o.message)
-		default:
-			status.SetProgressing(st, gen, o.phase, o.reason, o.message)
+	st := &s.bl.Status
+	v := status.Verdict{Building: st.SourceRevision != ""}
+	switch o := s.outcome; {
+	case o != nil:
+		v.Phase, v.Reason, v.Message, v.Stalled = o.phase, o.reason, o.message, o.kind != outcomeProgressing
+		if o.kind == outcomeDependencyMissing {
+			// Nothing was built and nothing failed: the phase stays (Pending when there is none).
+			v.Phase = st.Phase
+			if v.Phase == "" || v.Phase == rdfv1.PhaseReady {
+				v.Phase = rdfv1.PhasePending
+			}
 		}
-		return
+	case st.SourceRevision != "":
+		v.Phase, v.Reason, v.Message = rdfv1.PhasePending, status.ReasonBuilding, "building revision "+st.SourceRevision
+	case st.LastFailedRevision != "" && st.LastFailedRevision == s.wanted.ID:
+		v.Phase, v.Reason, v.Message, v.Stalled = rdfv1.PhaseFailed, status.ReasonBuildFailed, stalledMessage(st, s.now), true
+		if f := st.LastFailure; f != nil {
+			v.Reason = f.Reason
+		}
+	case st.LastBuiltRevision != "":
+		v.Phase, v.Reason = rdfv1.PhaseReady, status.ReasonBuilt
+	default:
+		v.Phase, v.Reason, v.Message = rdfv1.PhasePending, status.ReasonWaitingForSource, orDefault(s.sourceProblem, "waiting for a complete dump set")
+	}
+	v.Serving, v.ServingReason, v.ServingMessage = servingVerdict(s)
+	status.Apply(st, s.bl.Generation, v)
+}
+
+// servingVerdict says whether the database the spec asks for is served (Ready), and
+// which, or why not when the work does not say it: a snapshot of a revision the spec
+// still asks for (in watch mode, any dump set's; in manual mode, one built from the
+// spec's current build inputs, whatever trigger.rebuild says), handed to the serving
+// workload and rolled out there (without spec.serving: ready to use).
+func servingVerdict(s *scope) (serving bool, reason, message string) {
+	bl, st := s.bl, &s.bl.Status
+	switch {
+	case st.LastBuiltRevision == "" || st.CurrentSnapshot == "":
+		return false, "", ""
+	case s.servingIssue != nil:
+		return false, s.servingIssue.reason, s.servingIssue.message
+	case !s.servingSettled:
+		// serve did not run. After an error before it (retried at once), what was said
+		// stands; not when the operator cannot work (an invalid spec, a missing API).
+		if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReady); c != nil && c.Status == metav1.ConditionTrue && s.outcome == nil {
+			return true, "", c.Message
+		}
+		return false, "", ""
+	case bl.Spec.Trigger.Mode != rdfv1.TriggerWatch && s.wanted.ID != "" && withoutRebuild(s.wanted.ID) != withoutRebuild(st.LastBuiltRevision):
+		return false, "", ""
+	}
+	msg := fmt.Sprintf("snapshot %s holds revision %s", st.CurrentSnapshot, st.LastBuiltRevision)
+	if sv := bl.Spec.Serving; sv != nil && st.ServingClaim != "" {
+		msg += fmt.Sprintf("; %s serves %s", sv.Name, st.ServingClaim)
+		if st.ServedSnapshot != st.CurrentSnapshot {
+			msg += fmt.Sprintf(", restored from snapshot %s (pinned by spec.serving.snapshotName)", st.ServedSnapshot)
+		}
 	}
 	switch {
 	case st.SourceRevision != "":
-		status.SetProgressing(st, gen, rdfv1.PhasePending, status.ReasonBuilding, "building revision "+st.SourceRevision)
+		msg += "; building revision " + st.SourceRevision + " (see the Building condition)"
 	case st.LastFailedRevision != "" && st.LastFailedRevision == s.wanted.ID:
-		reason := status.ReasonBuildFailed
-		if f := st.LastFailure; f != nil {
-			reason = f.Reason
-		}
-		status.SetStalled(st, gen, reason, stalledMessage(st, s.now))
-	case st.LastBuiltRevision != "":
-		msg := fmt.Sprintf("snapshot %s holds revision %s", st.CurrentSnapshot, st.LastBuiltRevision)
-		if sv := s.bl.Spec.Serving; sv != nil && st.ServingClaim != "" {
-			msg += fmt.Sprintf("; %s serves %s", sv.Name, st.ServingClaim)
-			if st.ServedSnapshot != st.CurrentSnapshot {
-				msg += fmt.Sprintf(", restored from snapshot %s (pinned by spec.serving.snapshotName)", st.ServedSnapshot)
-			}
-		}
-		if s.sourceProblem != "" {
-			msg += "; " + s.sourceProblem
-		}
-		status.SetReady(st, gen, msg)
-	default:
-		msg := s.sourceProblem
-		if msg == "" {
-			msg = "waiting for a complete dump set"
-		}
-		status.SetProgressing(st, gen, rdfv1.PhasePending, status.ReasonWaitingForSource, msg)
+		msg += "; the build of revision " + st.LastFailedRevision + " failed (see the Stalled condition)"
 	}
+	if s.sourceProblem != "" {
+		msg += "; " + s.sourceProblem
+	}
+	return true, "", msg
 }
 
 func failureMessage(f *rdfv1.BuildFailure, attempt int32) string {

@@ -497,22 +497,30 @@ func TestControllerRestartMidBuildKeepsOneWorkflow(t *testing.T) {
 }
 
 // sourceWatcherStandIn stands in for the S3 source watcher (internal/source),
-// which is tested against MinIO on its own: it returns whatever revision the test sets.
+// which is tested against MinIO on its own: it returns whatever revision the test sets,
+// or fails as the test says (until the next revision).
 type sourceWatcherStandIn struct {
 	revision chan Revision
 	current  Revision
 	access   chan SourceAccess
+	failure  chan error
+	err      error
 }
 
 func (s *sourceWatcherStandIn) Resolve(_ context.Context, _ *rdfv1.BulkLoad, access SourceAccess, _ SettleState, _ time.Time) (Revision, error) {
 	select {
 	case r := <-s.revision:
-		s.current = r
+		s.current, s.err = r, nil
+	case err := <-s.failure:
+		s.err = err
 	default:
 	}
 	select {
 	case s.access <- access:
 	default:
+	}
+	if s.err != nil {
+		return Revision{}, s.err
 	}
 	return s.current, nil
 }
@@ -642,6 +650,7 @@ func TestHandoffToAStatefulSetThatAppearsLater(t *testing.T) {
 		g.Expect(bl.Status.Phase).To(Equal(rdfv1.PhaseReady))
 	})
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
+	g.Expect(sts.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim).NotTo(BeNil(), "volumes %+v\nstatus %+v", sts.Spec.Template.Spec.Volumes, bl.Status)
 	g.Expect(sts.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName).To(Equal(specs.ServingClaimName(bl, rev)))
 	g.Expect(sts.Spec.Template.Annotations[specs.AnnotationServedRevision]).To(Equal(specs.ShortRevision(rev)))
 }

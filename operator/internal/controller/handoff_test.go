@@ -56,6 +56,11 @@ func TestHandoffIsReadyOnlyAfterTheRollout(t *testing.T) {
 	// Handed off, but the Deployment controller has not rolled it out: not Ready.
 	key, depKey := handedOff(t, "rollout")
 	g := NewWithT(t)
+	// The status is patched just after the Deployment.
+	eventually(t, func(g Gomega) {
+		_, reason := readyReason(g, key)
+		g.Expect(reason).To(Equal("RollingOut"))
+	})
 	NewWithT(t).Consistently(func(g Gomega) {
 		st, reason := readyReason(g, key)
 		g.Expect(st).To(Equal(metav1.ConditionFalse))

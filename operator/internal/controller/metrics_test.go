@@ -119,7 +119,7 @@ func TestStatusMetricsFollowTheBuild(t *testing.T) {
 		g.Expect(series(lastSuccessTimestamp)).To(Equal(1))
 	})
 	g.Expect(gauge(lastSuccessTimestamp)).To(Equal(float64(bl.Status.Snapshots[0].CreationTime.Unix())))
-	g.Expect(series(conditionInfo)).To(Equal(3), "one series per condition: the previous reasons' series are gone")
+	g.Expect(series(conditionInfo)).To(Equal(4), "one series per condition: the previous reasons' series are gone")
 
 	// 4b. a `helm upgrade` puts the chart's emptyDir back: the operator puts the volume back and
 	// waits for the rollout again
@@ -152,7 +152,7 @@ func TestStatusMetricsFollowTheBuild(t *testing.T) {
 		g.Expect(gauge(conditionInfo, rdfv1.ConditionStalled, "BadInput")).To(Equal(1.0))
 		g.Expect(gauge(phaseInfo, string(rdfv1.PhaseFailed))).To(Equal(1.0))
 	})
-	g.Expect(series(conditionInfo)).To(Equal(3))
+	g.Expect(series(conditionInfo)).To(Equal(4))
 	g.Expect(gauge(lastSuccessTimestamp)).To(Equal(float64(bl.Status.Snapshots[0].CreationTime.Unix())), "the last success stays")
 
 	// what Prometheus gets from the manager's registry

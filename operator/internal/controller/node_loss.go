@@ -11,7 +11,6 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -212,11 +211,11 @@ func (r *BulkLoadReconciler) checkServedNode(ctx context.Context, s *scope) erro
 		msg := fmt.Sprintf("the served volume %s is on a lost node: %s; spec.serving.onNodeLoss is Wait, so the operator waits for the node to return. "+
 			"Node-local snapshots are lost with their node: to build the database again elsewhere, set spec.serving.onNodeLoss to Rebuild or change trigger.rebuild",
 			pvc.Name, lost.why)
-		if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c == nil || c.Reason != status.ReasonServingNodeLost {
+		if !s.saidReason(status.ReasonServingNodeLost) {
 			log.Info("served volume on a lost node: waiting for it (serving.onNodeLoss Wait)", "claim", pvc.Name, "node", node, "why", lost.why)
 			r.event(s, corev1.EventTypeWarning, status.ReasonServingNodeLost, "%s", msg)
 		}
-		s.progress(rdfv1.PhaseHandingOff, status.ReasonServingNodeLost, "%s", msg)
+		s.servingProblem(outcomeProgressing, status.ReasonServingNodeLost, "%s", msg)
 		s.requeue(nodeCheckInterval(grace))
 		return nil
 	}

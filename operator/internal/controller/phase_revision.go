@@ -44,6 +44,9 @@ func (r *BulkLoadReconciler) resolveRevision(ctx context.Context, s *scope) erro
 	switch want {
 	case "":
 		log.V(1).Info("no revision to build", "why", orDefault(s.sourceProblem, "no complete dump set"))
+		if s.sourceStalled {
+			s.stall(st.Source.Reason, "%s", s.sourceProblem)
+		}
 		return nil
 	case st.LastBuiltRevision:
 		st.QueuedRevision = ""
@@ -124,7 +127,7 @@ func (r *BulkLoadReconciler) sourceAccess(ctx context.Context, bl *rdfv1.BulkLoa
 		idKey, secretKey := orDefault(ref.AccessKeyIDKey, "AWS_ACCESS_KEY_ID"), orDefault(ref.SecretAccessKeyKey, "AWS_SECRET_ACCESS_KEY")
 		a.AccessKeyID, a.SecretAccessKey = string(sec.Data[idKey]), string(sec.Data[secretKey])
 		if a.AccessKeyID == "" || a.SecretAccessKey == "" {
-			return a, fmt.Errorf("the credentials Secret %s lacks key %s or %s", ref.Name, idKey, secretKey)
+			return a, fmt.Errorf("the credentials Secret %s lacks key %s or %s: %w", ref.Name, idKey, secretKey, errSecretKeyMissing)
 		}
 	}
 	switch {

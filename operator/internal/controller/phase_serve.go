@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -73,16 +72,12 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 	err := r.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: want}, vs)
 	switch {
 	case apierrors.IsNotFound(err) || (err == nil && (vs.Labels[specs.LabelBulkLoad] != bl.Name || vs.Labels[specs.LabelRole] != specs.RoleSnapshot)):
-		s.servingOutcome(func() {
-			s.stall(status.ReasonServingSnapshotNotFound, "snapshot %s does not exist or is not one of this BulkLoad's (retained: %s)", want, snapshotNames(st.Snapshots))
-		})
+		s.servingProblem(outcomeStalled, status.ReasonServingSnapshotNotFound, "snapshot %s does not exist or is not one of this BulkLoad's (retained: %s)", want, snapshotNames(st.Snapshots))
 		return nil
 	case err != nil:
 		return fmt.Errorf("cannot read snapshot %s: %w", want, err)
 	case vs.Status == nil || vs.Status.ReadyToUse == nil || !*vs.Status.ReadyToUse:
-		s.servingOutcome(func() {
-			s.progress(rdfv1.PhaseHandingOff, status.ReasonServingPending, "waiting for snapshot %s to be ready to use", want)
-		})
+		s.servingProblem(outcomeProgressing, status.ReasonServingPending, "waiting for snapshot %s to be ready to use", want)
 		return nil
 	}
 	rev := vs.Annotations[specs.AnnotationRevision]
@@ -95,21 +90,17 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 	if obj == nil {
 		// The workload is watched: its creation brings the BulkLoad back.
 		log.V(1).Info("waiting for the serving workload to exist", "kind", kind, "workload", sv.Name, "snapshot", want)
-		s.servingOutcome(func() {
-			s.progress(rdfv1.PhaseHandingOff, status.ReasonServingPending, "snapshot %s is ready; waiting for %s %s to hand it to", want, kind, sv.Name)
-		})
+		s.servingProblem(outcomeProgressing, status.ReasonServingPending, "snapshot %s is ready; waiting for %s %s to hand it to", want, kind, sv.Name)
 		return nil
 	}
 	if n := specs.WorkloadReplicas(obj); n > 1 {
-		s.servingOutcome(func() {
-			s.stall(status.ReasonServingReplicasUnsupported, "%s %s has %d replicas, but the restored volume holds one TDB2 database, which only one process may open "+
-				"(TDB2 locks it; a ReadWriteOnce volume also attaches to one node only): scale it to 1", kind, sv.Name, n)
-		})
+		s.servingProblem(outcomeStalled, status.ReasonServingReplicasUnsupported, "%s %s has %d replicas, but the restored volume holds one TDB2 database, which only one process may open "+
+			"(TDB2 locks it; a ReadWriteOnce volume also attaches to one node only): scale it to 1", kind, sv.Name, n)
 		return nil
 	}
 	next, err := specs.HandoffPodTemplate(tmpl, sv.VolumeName, claim.Name, rev)
 	if err != nil {
-		s.servingOutcome(func() { s.stall(status.ReasonServingVolumeNotFound, "%s %s: %v", kind, sv.Name, err) })
+		s.servingProblem(outcomeStalled, status.ReasonServingVolumeNotFound, "%s %s: %v", kind, sv.Name, err)
 		return nil
 	}
 
@@ -118,9 +109,7 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 	// cannot start on a terminating claim.
 	existing := &corev1.PersistentVolumeClaim{}
 	if err := r.Get(ctx, client.ObjectKeyFromObject(claim), existing); err == nil && !existing.DeletionTimestamp.IsZero() {
-		s.servingOutcome(func() {
-			s.progress(rdfv1.PhaseHandingOff, status.ReasonServingPending, "waiting for the old restored volume %s to be deleted before restoring snapshot %s again", claim.Name, want)
-		})
+		s.servingProblem(outcomeProgressing, status.ReasonServingPending, "waiting for the old restored volume %s to be deleted before restoring snapshot %s again", claim.Name, want)
 		s.requeue(restoredClaimRecheck)
 		return nil
 	} else if apierrors.IsNotFound(err) {
@@ -140,10 +129,10 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 		}
 		if waiting != "" {
 			msg := fmt.Sprintf("waiting for the volume %s restored from snapshot %s to be bound before %s %s mounts it: %s", claim.Name, want, kind, sv.Name, waiting)
-			if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c == nil || c.Message != msg {
+			if !s.saidMessage(msg) {
 				log.Info("waiting for the restored volume to be bound before handing it off", "claim", claim.Name, "snapshot", want, "state", waiting)
 			}
-			s.servingOutcome(func() { s.progress(rdfv1.PhaseHandingOff, status.ReasonServingPending, "%s", msg) })
+			s.servingProblem(outcomeProgressing, status.ReasonServingPending, "%s", msg)
 			s.requeue(restoredClaimRecheck)
 			return nil
 		}
@@ -190,8 +179,7 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 	}
 	if pending == "" {
 		s.servingSettled = true
-		if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c != nil && c.Status == metav1.ConditionTrue &&
-			(c.Reason == status.ReasonRollingOut || c.Reason == status.ReasonHandoffDrifted) {
+		if s.saidReason(status.ReasonRollingOut, status.ReasonHandoffDrifted) {
 			log.Info("serving workload rolled out onto the database", "kind", kind, "workload", sv.Name, "claim", claim.Name, "snapshot", want)
 		}
 		return nil
@@ -206,7 +194,7 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 		}
 		if stuck != "" {
 			pending += "; " + stuck
-			if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c == nil || !strings.Contains(c.Message, stuck) {
+			if !s.said(func(c metav1.Condition) bool { return strings.Contains(c.Message, stuck) }) {
 				log.Info("a serving pod cannot be scheduled onto the handed-off database", "kind", kind, "workload", sv.Name, "claim", claim.Name, "scheduler", stuck)
 			}
 		}
@@ -219,14 +207,19 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 		reason = status.ReasonHandoffDrifted
 		msg = fmt.Sprintf("%s %s no longer mounted %s; the operator put it back and the workload rolls out onto it again", kind, sv.Name, claim.Name)
 	}
-	s.servingOutcome(func() { s.progress(rdfv1.PhaseHandingOff, reason, "%s", msg) })
+	s.servingProblem(outcomeProgressing, reason, "%s", msg)
 	return nil
 }
 
-// servingOutcome sets the serving phase's outcome unless the build phases have
-// already said something (a build under way, a failure): those are more urgent,
-// and the status is not Ready either way.
-func (s *scope) servingOutcome(set func()) {
+// servingProblem records why the serving workload does not serve the database it
+// should (the Ready condition says it) and makes it the outcome, unless the build phases
+// have already said something (a build under way, a failure): those are more urgent.
+func (s *scope) servingProblem(kind outcomeKind, reason, format string, args ...any) {
+	o := &outcome{kind: kind, phase: rdfv1.PhaseHandingOff, reason: reason, message: fmt.Sprintf(format, args...)}
+	if kind == outcomeStalled {
+		o.phase = rdfv1.PhaseFailed
+	}
+	s.servingIssue = o
 	if s.outcome != nil {
 		return
 	}
@@ -234,7 +227,7 @@ func (s *scope) servingOutcome(set func()) {
 	if st.SourceRevision != "" || (st.LastFailedRevision != "" && st.LastFailedRevision == s.wanted.ID) {
 		return
 	}
-	set()
+	s.outcome = o
 }
 
 func snapshotNames(recs []rdfv1.SnapshotRecord) string {

@@ -8,7 +8,6 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -93,7 +92,7 @@ func (r *BulkLoadReconciler) waitForSnapshot(ctx context.Context, s *scope, vs *
 	msg := fmt.Sprintf("waiting for snapshot %s to be ready to use (until %s)", vs.Name, deadline.UTC().Format(time.RFC3339))
 	if lastError != "" {
 		msg += "; the snapshot controller reports an error and retries: " + lastError
-		if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c == nil || c.Message != msg {
+		if !s.saidMessage(msg) {
 			ctrl.LoggerFrom(ctx).Info("snapshot error, retried by the snapshot controller", "snapshot", vs.Name, "error", lastError, "deadline", deadline)
 			r.event(s, corev1.EventTypeWarning, "SnapshotError", "snapshot %s: %s (retried until %s)", vs.Name, lastError, deadline.UTC().Format(time.RFC3339))
 		}

@@ -9,7 +9,6 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -117,7 +116,7 @@ func (r *BulkLoadReconciler) observeWorkflow(ctx context.Context, s *scope) erro
 			// e.g. held back by the controller's namespaceParallelism or parallelism
 			msg += "; the workflow-controller says: " + obs.Message
 		}
-		reportedNotStarted := s.before.Workflow != nil && s.before.Workflow.Name == s.workflow.Name && reasonWas(s, status.ReasonWorkflowNotStarted)
+		reportedNotStarted := s.before.Workflow != nil && s.before.Workflow.Name == s.workflow.Name && s.saidReason(status.ReasonWorkflowNotStarted)
 		if obs.NotStarted {
 			if left, why := workflowNotStarted(s.workflow, s.now, r.workflowStartTimeout(), r.ArgoInstanceID); why == "" {
 				s.requeue(left)
@@ -141,7 +140,7 @@ func (r *BulkLoadReconciler) observeWorkflow(ctx context.Context, s *scope) erro
 				reason = status.ReasonStepPodPending
 				msg += fmt.Sprintf(": the %s pod %s has been Pending since %s: %s", p.Step, p.Pod,
 					p.Since.UTC().Format(time.RFC3339), orDefault(p.Message, "Argo reports no reason yet"))
-				if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling); c == nil || c.Message != msg {
+				if !s.saidMessage(msg) {
 					ctrl.LoggerFrom(ctx).Info("build step pod pending", "workflow", s.workflow.Name, "pod", p.Pod, "since", p.Since, "message", p.Message)
 					r.event(s, corev1.EventTypeWarning, status.ReasonStepPodPending, "%s", msg)
 				}
@@ -165,12 +164,6 @@ func (r *BulkLoadReconciler) workflowStartTimeout() time.Duration {
 		return r.WorkflowStartTimeout
 	}
 	return DefaultWorkflowStartTimeout
-}
-
-// reasonWas says whether the status this reconcile started from had the Reconciling reason.
-func reasonWas(s *scope, reason string) bool {
-	c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReconciling)
-	return c != nil && c.Reason == reason
 }
 
 func (r *BulkLoadReconciler) buildFailed(ctx context.Context, s *scope, obs *workflowObservation) error {

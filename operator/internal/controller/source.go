@@ -5,15 +5,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/source"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
 
 // Revision is the identity of a complete dump set. Equal IDs mean the same inputs;
@@ -70,9 +75,9 @@ type SourceResolver interface {
 }
 
 // ManualRevision is the revision of a manual-trigger BulkLoad: a digest of every
-// spec field that changes what is built (source, database, loader, fetch, validate,
-// trigger.rebuild). Changes to retention, serving or retry settings do not rebuild,
-// nor do database.scratchSize and loader.skipPlanCheck (see sizingCleared).
+// spec field that changes what is built (source, database, loader, fetch, validate),
+// and trigger.rebuild's token. Changes to retention, serving or retry settings do not
+// rebuild, nor do database.scratchSize and loader.skipPlanCheck (see sizingCleared).
 func ManualRevision(bl *rdfv1.BulkLoad) Revision {
 	spec := sizingCleared(&bl.Spec)
 	buildInputs := struct {
@@ -81,12 +86,11 @@ func ManualRevision(bl *rdfv1.BulkLoad) Revision {
 		Loader   rdfv1.LoaderSpec   `json:"loader"`
 		Fetch    rdfv1.FetchSpec    `json:"fetch"`
 		Validate rdfv1.ValidateSpec `json:"validate"`
-		Rebuild  string             `json:"rebuild"`
-	}{spec.Source, spec.Database, spec.Loader, spec.Fetch, spec.Validate, spec.Trigger.Rebuild}
+	}{spec.Source, spec.Database, spec.Loader, spec.Fetch, spec.Validate}
 	// Marshalling plain structs cannot fail.
 	data, _ := json.Marshal(buildInputs)
 	sum := sha256.Sum256(data)
-	return Revision{ID: "spec:sha256:" + hex.EncodeToString(sum[:])}
+	return Revision{ID: "spec:sha256:" + hex.EncodeToString(sum[:]) + rebuildSuffix(spec.Trigger.Rebuild)}
 }
 
 // sizingCleared is the spec without database.scratchSize and loader.skipPlanCheck, which
@@ -107,19 +111,59 @@ func withRebuild(rev Revision, rebuild string) Revision {
 		return rev
 	}
 	rev.Listing = rev.ID
-	if rebuild != "" {
-		sum := sha256.Sum256([]byte(rebuild))
-		rev.ID += "+rebuild:" + hex.EncodeToString(sum[:8])
-	}
+	rev.ID += rebuildSuffix(rebuild)
 	return rev
+}
+
+// rebuildSuffix is what trigger.rebuild adds to a revision ID ("" when it is empty).
+func rebuildSuffix(rebuild string) string {
+	if rebuild == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(rebuild))
+	return rebuildMark + hex.EncodeToString(sum[:8])
+}
+
+const rebuildMark = "+rebuild:"
+
+// withoutRebuild is a revision ID without its trigger.rebuild token: what was built
+// (the spec's build inputs, or the listing), not how often.
+func withoutRebuild(id string) string {
+	before, _, _ := strings.Cut(id, rebuildMark)
+	return before
 }
 
 // DefaultSourceListTimeout bounds one listing of a watched source (listing, manifest,
 // HEADs): the controller has one worker, which the listing holds meanwhile.
 const DefaultSourceListTimeout = 30 * time.Second
 
-// ReasonSourceUnavailable: the last listing of the source failed (status.source.reason).
+// ReasonSourceUnavailable: the last listing of the source failed in a way that may pass
+// (the network, the endpoint's 5xx, throttling) (status.source.reason).
 const ReasonSourceUnavailable = "SourceUnavailable"
+
+// errSecretKeyMissing: a Secret the spec names lacks the key it should have.
+var errSecretKeyMissing = errors.New("key missing")
+
+// sourceErrorReason sorts a failed listing (status.source.reason): a source that refuses
+// access or is misconfigured needs someone to fix the credentials or the spec, and the
+// BulkLoad says so as Stalled; anything else may pass by itself.
+func sourceErrorReason(err error) string {
+	var oe *source.ObserveError
+	switch {
+	case apierrors.IsNotFound(err) || errors.Is(err, errSecretKeyMissing):
+		return status.ReasonSourceMisconfigured
+	case errors.As(err, &oe) && oe.Class == source.Auth:
+		return status.ReasonSourceAccessDenied
+	case errors.As(err, &oe) && oe.Class == source.Config:
+		return status.ReasonSourceMisconfigured
+	}
+	return ReasonSourceUnavailable
+}
+
+// stallsOnSource says whether a listing's reason needs a fix by someone.
+func stallsOnSource(reason string) bool {
+	return reason == status.ReasonSourceAccessDenied || reason == status.ReasonSourceMisconfigured
+}
 
 // pollSource finds the revision a watch-mode BulkLoad asks for. It lists the source at
 // most once per trigger.interval (and at once after a spec change); in between, it
@@ -138,7 +182,7 @@ func (r *BulkLoadReconciler) pollSource(ctx context.Context, s *scope) {
 		if due := prev.LastListTime.Add(interval); s.now.Before(due) {
 			s.wanted = Revision{ID: prev.Revision, Reason: prev.Reason, Message: prev.Message, Source: true}
 			if prev.Revision == "" {
-				s.sourceProblem = prev.Message
+				s.sourceProblem, s.sourceStalled = prev.Message, stallsOnSource(prev.Reason)
 			}
 			s.requeue(due.Sub(s.now))
 			return
@@ -160,9 +204,9 @@ func (r *BulkLoadReconciler) pollSource(ctx context.Context, s *scope) {
 		if !settle.Since.IsZero() {
 			next.UnchangedSince = &metav1.Time{Time: settle.Since}
 		}
-		next.Reason, next.Message = ReasonSourceUnavailable, truncate(err.Error())
-		s.sourceProblem = next.Message
-		ctrl.LoggerFrom(ctx).Info("trigger skipped: the source cannot be listed", "error", next.Message)
+		next.Reason, next.Message = sourceErrorReason(err), truncate(err.Error())
+		s.sourceProblem, s.sourceStalled = next.Message, stallsOnSource(next.Reason)
+		ctrl.LoggerFrom(ctx).Info("trigger skipped: the source cannot be listed", "reason", next.Reason, "error", next.Message)
 		st.Source = next
 		r.polls.set(bl.UID, next)
 		return

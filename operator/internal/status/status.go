@@ -1,5 +1,5 @@
 // Package status holds the pure functions that turn what a reconcile observed into
-// the BulkLoad's phase, kstatus conditions (Ready, Reconciling, Stalled) and figures.
+// the BulkLoad's phase, conditions (kstatus' Ready, Reconciling, Stalled, and Building) and figures.
 package status
 
 import (
@@ -62,45 +62,70 @@ const (
 	// ReasonScratchNotExpandable: spec.database.scratchSize grew but the kept scratch
 	// volume's StorageClass does not allow volume expansion.
 	ReasonScratchNotExpandable = "ScratchNotExpandable"
+	// ReasonSourceAccessDenied: a watched source refuses the operator's listing (wrong or
+	// expired credentials, access denied); Stalled until the credentials are fixed (the
+	// source is listed again every trigger.interval, and at once after a spec change).
+	ReasonSourceAccessDenied = "SourceAccessDenied"
+	// ReasonSourceMisconfigured: a watched source cannot be listed as the spec names it (no
+	// such bucket, an endpoint whose TLS certificate is not trusted, a credentials Secret
+	// that does not exist or lacks a key); Stalled until the spec or the Secret is fixed.
+	ReasonSourceMisconfigured = "SourceMisconfigured"
 )
 
-// SetProgressing records a build under way in the given phase: Reconciling=True,
-// Stalled=False, Ready=False (the spec's database does not exist yet).
-func SetProgressing(st *rdfv1.BulkLoadStatus, generation int64, phase rdfv1.Phase, reason, message string) {
-	st.Phase = phase
-	set(st, generation, rdfv1.ConditionReconciling, metav1.ConditionTrue, reason, message)
-	set(st, generation, rdfv1.ConditionStalled, metav1.ConditionFalse, reason, "")
-	set(st, generation, rdfv1.ConditionReady, metav1.ConditionFalse, reason, message)
+// Verdict is what one reconcile concluded; the phase and the conditions follow from it
+// (Apply). Two things are judged apart: the work towards what the spec asks (the phase,
+// Reconciling, Stalled, Building) and what is served (Ready). A build of a newer dump set
+// (or a trigger.rebuild) while the spec's database is served is work that leaves Ready
+// True and Reconciling False, so that GitOps tools (kstatus: Current) do not wait out a
+// build of hours every time a dump is published.
+type Verdict struct {
+	// Phase, Reason and Message describe the work: the build step under way, what it waits
+	// for, why it cannot go on (Stalled), or Built when nothing is left to do.
+	Phase   rdfv1.Phase
+	Reason  string
+	Message string
+	// Stalled: nothing more happens without a change to the spec, the source, a Secret or
+	// the cluster.
+	Stalled bool
+	// Building: a build of a revision is under way (an attempt, or the backoff before the next).
+	Building bool
+	// Serving: the database the spec asks for is served (ServingMessage says which). When
+	// it is not, ServingReason and ServingMessage say why, unless the work does.
+	Serving        bool
+	ServingReason  string
+	ServingMessage string
 }
 
-// SetReady records that the database of the wanted revision is built and handed off.
-func SetReady(st *rdfv1.BulkLoadStatus, generation int64, message string) {
-	st.Phase = rdfv1.PhaseReady
-	set(st, generation, rdfv1.ConditionReady, metav1.ConditionTrue, ReasonBuilt, message)
-	set(st, generation, rdfv1.ConditionReconciling, metav1.ConditionFalse, ReasonBuilt, "")
-	set(st, generation, rdfv1.ConditionStalled, metav1.ConditionFalse, ReasonBuilt, "")
-}
-
-// SetStalled records that nothing more happens without a change to the spec or the
-// source: Stalled=True with the reason, Reconciling=False, phase Failed.
-func SetStalled(st *rdfv1.BulkLoadStatus, generation int64, reason, message string) {
-	st.Phase = rdfv1.PhaseFailed
-	set(st, generation, rdfv1.ConditionStalled, metav1.ConditionTrue, reason, message)
-	set(st, generation, rdfv1.ConditionReconciling, metav1.ConditionFalse, reason, "")
-	set(st, generation, rdfv1.ConditionReady, metav1.ConditionFalse, reason, message)
-}
-
-// SetDependencyMissing records that the cluster lacks an API the operator needs:
-// Stalled=True until it is installed (the operator checks again by itself),
-// Reconciling=False, Ready=False. The phase stays (Pending when there is none yet):
-// nothing was built and nothing failed.
-func SetDependencyMissing(st *rdfv1.BulkLoadStatus, generation int64, message string) {
-	if st.Phase == "" || st.Phase == rdfv1.PhaseReady {
-		st.Phase = rdfv1.PhasePending
+// Apply records the verdict: the phase and all four conditions, whatever they said before.
+func Apply(st *rdfv1.BulkLoadStatus, generation int64, v Verdict) {
+	st.Phase = v.Phase
+	if v.Stalled {
+		set(st, generation, rdfv1.ConditionStalled, metav1.ConditionTrue, v.Reason, v.Message)
+	} else {
+		set(st, generation, rdfv1.ConditionStalled, metav1.ConditionFalse, v.Reason, "")
 	}
-	set(st, generation, rdfv1.ConditionStalled, metav1.ConditionTrue, ReasonDependencyMissing, message)
-	set(st, generation, rdfv1.ConditionReconciling, metav1.ConditionFalse, ReasonDependencyMissing, "")
-	set(st, generation, rdfv1.ConditionReady, metav1.ConditionFalse, ReasonDependencyMissing, message)
+	if v.Serving {
+		set(st, generation, rdfv1.ConditionReady, metav1.ConditionTrue, ReasonBuilt, v.ServingMessage)
+	} else {
+		set(st, generation, rdfv1.ConditionReady, metav1.ConditionFalse, orDefault(v.ServingReason, v.Reason), orDefault(v.ServingMessage, v.Message))
+	}
+	if !v.Stalled && !v.Serving {
+		set(st, generation, rdfv1.ConditionReconciling, metav1.ConditionTrue, v.Reason, v.Message)
+	} else {
+		set(st, generation, rdfv1.ConditionReconciling, metav1.ConditionFalse, v.Reason, "")
+	}
+	if v.Building && !v.Stalled {
+		set(st, generation, rdfv1.ConditionBuilding, metav1.ConditionTrue, v.Reason, v.Message)
+	} else {
+		set(st, generation, rdfv1.ConditionBuilding, metav1.ConditionFalse, ReasonIdle, "")
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func set(st *rdfv1.BulkLoadStatus, generation int64, typ string, s metav1.ConditionStatus, reason, message string) {

@@ -18,39 +18,60 @@ func conds(st *rdfv1.BulkLoadStatus) map[string]metav1.Condition {
 	return out
 }
 
-func TestKstatusConditions(t *testing.T) {
+func TestConditionsFollowTheVerdict(t *testing.T) {
+	type want struct {
+		phase                                 rdfv1.Phase
+		ready, reconciling, stalled, building metav1.ConditionStatus
+		readyReason                           string
+	}
+	T, F := metav1.ConditionTrue, metav1.ConditionFalse
+	loading := Verdict{Phase: rdfv1.PhaseLoading, Reason: ReasonBuilding, Message: "step load", Building: true}
+	servingWhileLoading := loading
+	servingWhileLoading.Serving, servingWhileLoading.ServingMessage = true, "snapshot s"
+	failedWhileServing := Verdict{Phase: rdfv1.PhaseFailed, Reason: "BadInput", Message: "line 3", Stalled: true, Serving: true, ServingMessage: "snapshot s"}
+	rollingOut := Verdict{Phase: rdfv1.PhaseHandingOff, Reason: ReasonRollingOut, Message: "pods pending"}
+	driftedWhileLoading := loading
+	driftedWhileLoading.ServingReason, driftedWhileLoading.ServingMessage = ReasonHandoffDrifted, "put back"
 	for name, tc := range map[string]struct {
-		set                         func(st *rdfv1.BulkLoadStatus)
-		phase                       rdfv1.Phase
-		ready, reconciling, stalled metav1.ConditionStatus
-		reason                      string
+		v    Verdict
+		want want
 	}{
-		"progressing": {func(st *rdfv1.BulkLoadStatus) { SetProgressing(st, 7, rdfv1.PhaseLoading, ReasonBuilding, "step load") },
-			rdfv1.PhaseLoading, metav1.ConditionFalse, metav1.ConditionTrue, metav1.ConditionFalse, ReasonBuilding},
-		"ready": {func(st *rdfv1.BulkLoadStatus) { SetReady(st, 7, "snapshot s") },
-			rdfv1.PhaseReady, metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionFalse, ReasonBuilt},
-		"stalled": {func(st *rdfv1.BulkLoadStatus) { SetStalled(st, 7, "BadInput", "line 3") },
-			rdfv1.PhaseFailed, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, "BadInput"},
-		"dependency missing": {func(st *rdfv1.BulkLoadStatus) { SetDependencyMissing(st, 7, "install Argo Workflows") },
-			rdfv1.PhasePending, metav1.ConditionFalse, metav1.ConditionFalse, metav1.ConditionTrue, ReasonDependencyMissing},
+		// kstatus: InProgress (Reconciling) while nothing the spec asks for is served.
+		"first build": {loading, want{rdfv1.PhaseLoading, F, T, F, T, ReasonBuilding}},
+		// kstatus: Current while the served database is the spec's and a newer dump set builds.
+		"build while serving": {servingWhileLoading, want{rdfv1.PhaseLoading, T, F, F, T, ReasonBuilt}},
+		"idle and serving": {Verdict{Phase: rdfv1.PhaseReady, Reason: ReasonBuilt, Serving: true, ServingMessage: "snapshot s"},
+			want{rdfv1.PhaseReady, T, F, F, F, ReasonBuilt}},
+		// kstatus: Failed; what was served stays served, and Ready says so.
+		"failed while serving": {failedWhileServing, want{rdfv1.PhaseFailed, T, F, T, F, ReasonBuilt}},
+		"failed first build": {Verdict{Phase: rdfv1.PhaseFailed, Reason: "BadInput", Message: "line 3", Stalled: true},
+			want{rdfv1.PhaseFailed, F, F, T, F, "BadInput"}},
+		"rolling out":                {rollingOut, want{rdfv1.PhaseHandingOff, F, T, F, F, ReasonRollingOut}},
+		"drifted while a build runs": {driftedWhileLoading, want{rdfv1.PhaseLoading, F, T, F, T, ReasonHandoffDrifted}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			st := &rdfv1.BulkLoadStatus{}
-			// From any earlier state, the setter decides all three conditions.
-			SetStalled(st, 6, "Old", "old")
-			SetReady(st, 6, "old")
-			tc.set(st)
+			// From any earlier state, the verdict decides all four conditions.
+			Apply(st, 6, Verdict{Phase: rdfv1.PhaseFailed, Reason: "Old", Message: "old", Stalled: true, Building: true, Serving: true})
+			Apply(st, 7, tc.v)
 			c := conds(st)
-			if st.Phase != tc.phase || c["Ready"].Status != tc.ready || c["Reconciling"].Status != tc.reconciling || c["Stalled"].Status != tc.stalled {
-				t.Fatalf("%+v", st)
+			got := want{st.Phase, c["Ready"].Status, c["Reconciling"].Status, c["Stalled"].Status, c["Building"].Status, c["Ready"].Reason}
+			if got != tc.want {
+				t.Fatalf("got %+v, want %+v: %+v", got, tc.want, st.Conditions)
 			}
 			for _, cond := range c {
-				if cond.ObservedGeneration != 7 || cond.Reason != tc.reason {
+				if cond.ObservedGeneration != 7 {
 					t.Errorf("%s: %+v", cond.Type, cond)
 				}
+				if cond.Status == metav1.ConditionTrue && cond.Message == "" {
+					t.Errorf("a True condition says why: %+v", cond)
+				}
 			}
-			if len(st.Conditions) != 3 {
-				t.Errorf("exactly Ready, Reconciling, Stalled: %v", st.Conditions)
+			if b := c["Building"]; b.Status == metav1.ConditionTrue && b.Message != tc.v.Message {
+				t.Errorf("Building carries the build's message: %+v", b)
+			}
+			if len(st.Conditions) != 4 {
+				t.Errorf("exactly Ready, Reconciling, Stalled, Building: %v", st.Conditions)
 			}
 		})
 	}
@@ -62,7 +83,7 @@ func TestConditionMessagesAreBounded(t *testing.T) {
 	for i := range long {
 		long[i] = 'x'
 	}
-	SetStalled(st, 1, "BadInput", string(long))
+	Apply(st, 1, Verdict{Phase: rdfv1.PhaseFailed, Reason: "BadInput", Message: string(long), Stalled: true})
 	if m := meta.FindStatusCondition(st.Conditions, "Stalled").Message; len(m) != 1024 {
 		t.Errorf("message length %d", len(m))
 	}
@@ -116,20 +137,5 @@ func TestPhaseTransition(t *testing.T) {
 	}
 	if _, ok := PhaseTransition(a, a); ok {
 		t.Error("no transition")
-	}
-}
-
-// A missing dependency keeps the phase of a build under way: nothing failed.
-func TestDependencyMissingKeepsThePhase(t *testing.T) {
-	st := &rdfv1.BulkLoadStatus{}
-	SetProgressing(st, 1, rdfv1.PhaseLoading, ReasonBuilding, "step load")
-	SetDependencyMissing(st, 1, "the API server does not serve Workflow (argoproj.io/v1alpha1)")
-	if st.Phase != rdfv1.PhaseLoading || !IsTrue(st, rdfv1.ConditionStalled) || conds(st)["Stalled"].Message == "" {
-		t.Errorf("%+v", st)
-	}
-	st = &rdfv1.BulkLoadStatus{}
-	SetDependencyMissing(st, 1, "m")
-	if st.Phase != rdfv1.PhasePending {
-		t.Errorf("a new BulkLoad is Pending: %q", st.Phase)
 	}
 }

@@ -139,8 +139,9 @@ tools-go: tools-minio tools-helm operator-tools ## Every Go-built tool of the op
 	@for m in $(filter-out $(ARGO_COMPAT_MODULES),$(GO_MODULES)); do (cd $$m && $(GO_ENV) nice go vet -tags e2e ./...) || exit 1; done
 
 .PHONY: tools-jena
-tools-jena: ## Jena 5.6.0 + Fuseki server jar from Maven Central.
+tools-jena: ## Jena 5.6.0 + Fuseki server jar, and Jena 6.2.0 (its Fuseki server jar; run with the machine's Java 21+), from Maven Central.
 	bash hack/install-jena.sh
+	JENA_VERSION=6.2.0 bash hack/install-jena.sh >/dev/null
 
 .PHONY: tools-python
 tools-python: ## Python venv for the loader test harness (pytest, requests, rdflib; pinned, PyPI).

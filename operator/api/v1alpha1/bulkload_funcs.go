@@ -113,6 +113,14 @@ func (l *LoaderSpec) EffectiveOnError() BadInputPolicy {
 	return OnErrorStrict
 }
 
+// EffectiveJena is the Jena release the database is built for: 5 unless 6 is asked for.
+func (d *DatabaseSpec) EffectiveJena() JenaRelease {
+	if d.Jena == Jena6 {
+		return Jena6
+	}
+	return Jena5
+}
+
 // EffectiveScratchSize is the scratch volume size, database.size unless set.
 func (d *DatabaseSpec) EffectiveScratchSize() resource.Quantity {
 	if d.ScratchSize != nil && d.ScratchSize.Sign() > 0 {

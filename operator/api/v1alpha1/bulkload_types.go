@@ -327,7 +327,26 @@ type DatabaseSpec struct {
 	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="database.scratchSize must be positive"
 	// +optional
 	ScratchSize *resource.Quantity `json:"scratchSize,omitempty"`
+
+	// jena is the Apache Jena major release that will serve the database (Fuseki, tdb2.*):
+	// "5" (the default: byte-identical to Jena 5.6.0's loaders) or "6" (to Jena 6.2.0's). A
+	// TDB2 database keeps small literals inline in its indexes, and Jena 6 inlines
+	// xsd:decimal values canonicalised (12.50 as 12.5), Jena 5 as written: served by the
+	// other release, queries naming such a value miss it. The chart's Fuseki is Jena 5.
+	// +optional
+	Jena JenaRelease `json:"jena,omitempty"`
 }
+
+// JenaRelease is an Apache Jena major release a database is built for.
+// +kubebuilder:validation:Enum="5";"6"
+type JenaRelease string
+
+const (
+	// Jena5 is Jena 5.x (checked: 5.6.0).
+	Jena5 JenaRelease = "5"
+	// Jena6 is Jena 6.x (checked: 6.2.0).
+	Jena6 JenaRelease = "6"
+)
 
 // BadInputPolicy says what the loader does with a malformed input line.
 // +kubebuilder:validation:Enum=strict;skip

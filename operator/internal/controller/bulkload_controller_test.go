@@ -85,7 +85,7 @@ func TestCreateStartsBuildWorkflow(t *testing.T) {
 	g.Expect(load.Container.Image).To(Equal(testLoaderImage))
 	g.Expect(load.Container.Resources).To(Equal(bl.Spec.Loader.Resources))
 	g.Expect(load.Container.Command).To(Equal([]string{"rdf-bulkload"}), "the loader runs without a shell")
-	g.Expect(strings.Join(load.Container.Args, " ")).To(Equal("load --loc /data/db --tmpdir /scratch/tmp --memory 6GiB --threads 4 --on-error skip --max-rejects 100 --rejects /data/rejects.jsonl --report /data/report.json --summary /data/summary.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"))
+	g.Expect(strings.Join(load.Container.Args, " ")).To(Equal("load --loc /data/db --tmpdir /scratch/tmp --memory 6GiB --threads 4 --on-error skip --jena 5 --max-rejects 100 --rejects /data/rejects.jsonl --report /data/report.json --summary /data/summary.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"))
 	g.Expect(load.RetryStrategy.Expression).To(ContainSubstring("[6, 75, 137]"))
 	g.Expect(load.RetryStrategy.Limit.IntValue()).To(Equal(3))
 	g.Expect(load.Outputs.Parameters).To(HaveLen(1))

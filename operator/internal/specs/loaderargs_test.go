@@ -41,6 +41,7 @@ type loaderArgsExpect struct {
 	MetricsAddr          string   `json:"metrics_addr"`
 	MetricsLingerSeconds float64  `json:"metrics_linger_seconds"` // 0: no linger
 	SkipPlanCheck        bool     `json:"skip_plan_check"`
+	Jena                 string   `json:"jena"`
 	Inputs               []string `json:"inputs"`
 }
 
@@ -53,11 +54,12 @@ type loaderArgsCase struct {
 // loaderArgsMatrix is the specs the golden file covers: every way the loader spec reaches the
 // command line (budget from the spec, the limit, the request or the default; threads likewise;
 // both bad-input policies with and without a reject limit; sizes in every unit FormatBytes
-// writes; the metrics linger in whole and fractional seconds).
+// writes; the metrics linger in whole and fractional seconds; both Jena releases).
 func loaderArgsMatrix() []struct {
 	name   string
 	loader rdfv1.LoaderSpec
 	linger time.Duration
+	jena   rdfv1.JenaRelease
 } {
 	res := func(kind, memory, cpu string) corev1.ResourceRequirements {
 		list := corev1.ResourceList{}
@@ -77,6 +79,7 @@ func loaderArgsMatrix() []struct {
 		name   string
 		loader rdfv1.LoaderSpec
 		linger time.Duration
+		jena   rdfv1.JenaRelease
 	}{
 		{name: "defaults"},
 		{name: "limits", loader: rdfv1.LoaderSpec{Resources: res("limits", "16Gi", "7500m")}},
@@ -91,6 +94,8 @@ func loaderArgsMatrix() []struct {
 		{name: "metrics-linger", loader: rdfv1.LoaderSpec{Resources: res("limits", "512Mi", "1")}, linger: 8 * time.Second},
 		{name: "skip-plan-check", loader: rdfv1.LoaderSpec{SkipPlanCheck: true, Resources: res("limits", "2Gi", "1")}},
 		{name: "metrics-linger-fraction", linger: 1500 * time.Millisecond},
+		{name: "jena-5", jena: rdfv1.Jena5},
+		{name: "jena-6", jena: rdfv1.Jena6, loader: rdfv1.LoaderSpec{OnError: rdfv1.OnErrorSkip}},
 	}
 }
 
@@ -101,12 +106,14 @@ func loaderArgsCases() []loaderArgsCase {
 		bl := testBulkLoad()
 		m.loader.Image = bl.Spec.Loader.Image
 		bl.Spec.Loader = m.loader
+		bl.Spec.Database.Jena = m.jena
 		l := &bl.Spec.Loader
 		want := loaderArgsExpect{
 			Loc: DatabasePath, Tmpdir: LoaderTmpPath,
 			MemoryBytes: l.EffectiveMemoryBudget(), Threads: l.EffectiveThreads(), OnError: string(l.EffectiveOnError()),
 			Report: ReportPath, Summary: SummaryPath, SourceReport: FetchReportPath, MetricsAddr: stepMetricsAddr,
 			MetricsLingerSeconds: m.linger.Seconds(), Inputs: []string{InputPath}, SkipPlanCheck: l.SkipPlanCheck,
+			Jena: string(bl.Spec.Database.EffectiveJena()),
 		}
 		if l.EffectiveOnError() == rdfv1.OnErrorSkip {
 			want.MaxRejects, want.Rejects = l.MaxRejects, ptr.To(RejectsPath)

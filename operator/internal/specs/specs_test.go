@@ -147,7 +147,7 @@ func TestWorkflowStepsAndArguments(t *testing.T) {
 
 	load := wf.Spec.Templates[tmpl["load"]]
 	script := strings.Join(append(load.Container.Command, load.Container.Args...), " ")
-	want := "rdf-bulkload load --loc /data/db --tmpdir /scratch/tmp --memory 12GiB --threads 8 --on-error strict --report /data/report.json --summary /data/summary.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
+	want := "rdf-bulkload load --loc /data/db --tmpdir /scratch/tmp --memory 12GiB --threads 8 --on-error strict --jena 5 --report /data/report.json --summary /data/summary.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
 	if script != want {
 		t.Errorf("load script:\n got %q\nwant %q", script, want)
 	}
@@ -299,7 +299,7 @@ func TestLoaderArgsSkipPolicy(t *testing.T) {
 	bl.Spec.Loader.Threads = 3
 	bl.Spec.Loader.MemoryBudget = ptr.To(resource.MustParse("1536Mi"))
 	got := strings.Join(LoaderArgs(bl, 0), " ")
-	want := "load --loc /data/db --tmpdir /scratch/tmp --memory 1536MiB --threads 3 --on-error skip --max-rejects 0 --rejects /data/rejects.jsonl --report /data/report.json --summary /data/summary.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
+	want := "load --loc /data/db --tmpdir /scratch/tmp --memory 1536MiB --threads 3 --on-error skip --jena 5 --max-rejects 0 --rejects /data/rejects.jsonl --report /data/report.json --summary /data/summary.json --source-report /scratch/fetch-report.json --metrics-addr 0.0.0.0:9184 /data/input"
 	if got != want {
 		t.Errorf("\n got %s\nwant %s", got, want)
 	}

@@ -355,6 +355,7 @@ func LoaderArgs(bl *rdfv1.BulkLoad, metricsLinger time.Duration) []string {
 		"--memory", FormatBytes(l.EffectiveMemoryBudget()),
 		"--threads", strconv.Itoa(int(l.EffectiveThreads())),
 		"--on-error", string(l.EffectiveOnError()),
+		"--jena", string(bl.Spec.Database.EffectiveJena()),
 	}
 	if l.EffectiveOnError() == rdfv1.OnErrorSkip {
 		if l.MaxRejects != nil {

@@ -120,12 +120,12 @@ fn loader_args_of_the_operator_parse_to_what_the_spec_means() {
             want["inputs"].as_array().unwrap().iter().map(|p| PathBuf::from(p.as_str().unwrap())).collect();
         assert_eq!(b.files, inputs, "{name}: inputs");
         assert_eq!(b.base, None, "{name}: --base");
-        // The Jena that serves the database (the operator does not set it yet: 5).
+        // The Jena that serves the database (spec.database.jena).
         let jena = match b.jena {
             JenaArg::V5 => "5",
             JenaArg::V6 => "6",
         };
-        assert_eq!(jena, want["jena"].as_str().unwrap_or("5"), "{name}: --jena");
+        assert_eq!(jena, want["jena"].as_str().expect("expect.jena"), "{name}: --jena");
         // The pre-load check is skipped only when the spec says so (spec.loader.skipPlanCheck).
         assert_eq!(load.skip_plan_check, want["skip_plan_check"].as_bool().unwrap(), "{name}: --skip-plan-check");
         // A retried step must resume its checkpoint or find its finished database: never start

@@ -83,6 +83,8 @@ type BulkLoadReconciler struct {
 
 	// deps tracks the APIs of other projects and starts their watches once served.
 	deps *dependencies
+	// crd says whether the installed BulkLoad CRD has every field of the operator's API.
+	crd crdSchema
 }
 
 // scope carries one reconcile's object and what each phase found, so the status
@@ -207,6 +209,7 @@ type phaseFunc func(ctx context.Context, s *scope) error
 // +kubebuilder:rbac:groups="",resources=persistentvolumes,verbs=get
 // +kubebuilder:rbac:groups="",resources=secrets;configmaps,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=bulkloads.rdf.bulkload.io
 
 // Reconcile drives one BulkLoad a step further: fetch → finalizer → the ordered
 // phases, one file each → one status patch (patchStatus, which also deletes what prune
@@ -514,6 +517,9 @@ func (r *BulkLoadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("cannot build the %s controller: %w", ControllerName, err)
 	}
 	ownedByBulkLoad := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &rdfv1.BulkLoad{}, handler.OnlyControllerOwner())
+	if r.crd.read == nil {
+		r.crd.read = readCRD(r.APIReader)
+	}
 	r.deps = newDependencies(mgr.GetRESTMapper(), c.Watch,
 		&dependency{
 			gvk:     workflowGVK,

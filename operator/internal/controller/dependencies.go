@@ -10,15 +10,68 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/crdcheck"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
+
+// crdSchema reads the installed BulkLoad CRD (uncached; a test may stand in for it) and
+// remembers, for a recheck period, which of the API's fields it lacks.
+type crdSchema struct {
+	read func(ctx context.Context) (*apiextensionsv1.CustomResourceDefinition, error)
+
+	mu        sync.Mutex
+	checkedAt time.Time
+	missing   []string
+}
+
+// outdated lists the API's fields the installed CRD lacks (none when it is current).
+func (c *crdSchema) outdated(ctx context.Context, now time.Time, recheck time.Duration) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.checkedAt.IsZero() && now.Sub(c.checkedAt) < recheck && now.After(c.checkedAt) {
+		return c.missing, nil
+	}
+	crd, err := c.read(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the BulkLoad CRD %s: %w", crdcheck.CRDName, err)
+	}
+	missing, err := crdcheck.Missing(crd)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 && len(c.missing) == 0 {
+		ctrl.LoggerFrom(ctx).Info("the BulkLoad CRD lacks fields of this operator's API", "crd", crdcheck.CRDName, "missing", missing)
+	}
+	c.checkedAt, c.missing = now, missing
+	return missing, nil
+}
+
+// readCRD reads the BulkLoad CRD as unstructured data: the manager's scheme need not know
+// apiextensions.
+func readCRD(reader client.Reader) func(ctx context.Context) (*apiextensionsv1.CustomResourceDefinition, error) {
+	return func(ctx context.Context) (*apiextensionsv1.CustomResourceDefinition, error) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		if err := reader.Get(ctx, client.ObjectKey{Name: crdcheck.CRDName}, u); err != nil {
+			return nil, err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
+			return nil, fmt.Errorf("cannot decode the BulkLoad CRD: %w", err)
+		}
+		return crd, nil
+	}
+}
 
 // DefaultDependencyRecheck is how often a BulkLoad waiting for a missing API looks again.
 const DefaultDependencyRecheck = 30 * time.Second
@@ -110,6 +163,23 @@ var (
 // looks again every DependencyRecheck. With them present, the build volumes' class
 // must be one that can be snapshotted (checkSnapshotSupport).
 func (r *BulkLoadReconciler) checkDependencies(ctx context.Context, s *scope) error {
+	if outdated, err := r.crd.outdated(ctx, s.now, r.dependencyRecheck()); err != nil {
+		return err
+	} else if len(outdated) > 0 {
+		recheck := r.dependencyRecheck()
+		msg := fmt.Sprintf("the BulkLoad CRD (customresourcedefinition %s) is older than this operator: it lacks %s, which the API server "+
+			"drops from what the operator writes; upgrade it to the chart's (helm install and upgrade do not upgrade a chart's crds/): "+
+			"kubectl apply --server-side --force-conflicts -f charts/rdf-bulkload/crds/ (docs/argo-and-crds.md). Nothing is built until then; "+
+			"checking again every %s", crdcheck.CRDName, strings.Join(outdated, ", "), recheck)
+		s.outcome = &outcome{kind: outcomeDependencyMissing, reason: status.ReasonCRDOutdated, message: msg}
+		s.requeue(recheck)
+		s.stop = true
+		if !s.saidReason(status.ReasonCRDOutdated) {
+			ctrl.LoggerFrom(ctx).Info("the BulkLoad CRD is older than this operator: not building until it is upgraded", "missing", outdated)
+			r.event(s, corev1.EventTypeWarning, status.ReasonCRDOutdated, "%s", msg)
+		}
+		return nil
+	}
 	missing, err := r.deps.ensure(ctx)
 	if err != nil {
 		return err

@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -19,6 +22,7 @@ import (
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
 
 // startBareControlPlane starts a second envtest control plane with only the BulkLoad
@@ -139,4 +143,54 @@ func TestDeleteWithoutArgoAndSnapshotCRDs(t *testing.T) {
 	eventually(t, func(g Gomega) {
 		g.Expect(c.Get(ctx, key, &rdfv1.BulkLoad{})).NotTo(Succeed(), "the finalizer is removed")
 	})
+}
+
+// An operator upgraded without its CRD (Helm does not upgrade a chart's crds/) builds
+// nothing, rather than have the API server drop what it writes: Stalled, reason CRDOutdated,
+// naming the missing fields and the command that upgrades the CRD, an event; it looks again
+// and goes on once the CRD has them.
+func TestAnOutdatedCRDStopsTheBuildsAndSaysHowToUpgradeIt(t *testing.T) {
+	read := readCRD(k8s)
+	var upgraded atomic.Bool
+	staleCRD := func(ctx context.Context) (*apiextensionsv1.CustomResourceDefinition, error) {
+		crd, err := read(ctx)
+		if err != nil || upgraded.Load() {
+			return crd, err
+		}
+		st := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
+		wf := st.Properties["workflow"]
+		delete(wf.Properties, "phase")
+		st.Properties["workflow"] = wf
+		crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"] = st
+		return crd, nil
+	}
+	startController(t, func(r *BulkLoadReconciler) {
+		r.crd.read = staleCRD
+		r.DependencyRecheck = 300 * time.Millisecond
+	})
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	bl := newBulkLoad(ns, "after-an-upgrade")
+	bl.Spec.Serving = nil
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		stalled := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionStalled)
+		g.Expect(stalled).NotTo(BeNil())
+		g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(stalled.Reason).To(Equal(status.ReasonCRDOutdated))
+		g.Expect(stalled.Message).To(ContainSubstring("lacks status.workflow.phase"))
+		g.Expect(stalled.Message).To(ContainSubstring("kubectl apply --server-side --force-conflicts -f charts/rdf-bulkload/crds/"))
+		g.Expect(eventReasons(g, bl)).To(HaveKeyWithValue(status.ReasonCRDOutdated, HavePrefix("Warning")))
+	})
+	g.Expect(bl.Status.SourceRevision).To(BeEmpty(), "no build against an outdated CRD")
+	g.Expect(workflowsOf(g, bl)).To(BeEmpty())
+	claims := &corev1.PersistentVolumeClaimList{}
+	g.Expect(k8s.List(ctx, claims, client.InNamespace(ns))).To(Succeed())
+	g.Expect(claims.Items).To(BeEmpty())
+
+	upgraded.Store(true)
+	waitForWorkflow(t, key)
+	g.Expect(conditionStatus(getBulkLoad(g, key), rdfv1.ConditionStalled)).To(Equal(metav1.ConditionFalse))
 }

@@ -41,6 +41,9 @@ const (
 	ReasonServingSnapshotNotFound = "ServingSnapshotNotFound"
 	// ReasonDependencyMissing: an API the operator needs (Argo Workflows, VolumeSnapshots) is not installed.
 	ReasonDependencyMissing = "DependencyMissing"
+	// ReasonCRDOutdated: the installed BulkLoad CRD lacks fields of the operator's API (an
+	// operator upgraded without its CRD); nothing is built until the CRD is upgraded.
+	ReasonCRDOutdated = "CRDOutdated"
 	// ReasonSnapshotUnsupported: the build volumes' StorageClass cannot be snapshotted (no
 	// CSI driver behind it, no VolumeSnapshotClass for its driver, or the named class is of
 	// another driver), found before anything is created; the message names what is missing.

@@ -1,14 +1,19 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	lua "github.com/yuin/gopher-lua"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,9 +22,12 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/source"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
 
@@ -299,4 +307,64 @@ func waitForWorkflowOf(t *testing.T, key client.ObjectKey, rev string) (*rdfv1.B
 		wfKey = client.ObjectKey{Namespace: key.Namespace, Name: bl.Status.Workflow.Name}
 	})
 	return bl, wfKey
+}
+
+// The ignore rules docs/operator.md gives GitOps tools, taken from the doc itself, cover what
+// the handoff really changes in the serving Deployment, as its managed fields record it: Argo
+// CD's managedFieldsManagers names the manager that owns the restored volume's claim and the
+// served-revision annotation, and Flux's JSON pointers hold every field that manager owns
+// (a sync or helm upgrade that reverts one of them would otherwise fight the operator).
+func TestTheDocsGitOpsIgnoresCoverWhatTheHandoffOwns(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "operator.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argoCD := regexp.MustCompile(`managedFieldsManagers: \[([^\]]+)\]`).FindSubmatch(doc)
+	flux := regexp.MustCompile(`ignore:\s*\n\s*- paths: \[([^\]]+)\]`).FindSubmatch(doc)
+	if argoCD == nil || flux == nil {
+		t.Fatal("docs/operator.md has no Argo CD managedFieldsManagers or Flux driftDetection ignore paths")
+	}
+	managers := strings.Split(strings.ReplaceAll(string(argoCD[1]), " ", ""), ",")
+	var pointers []string
+	for _, p := range strings.Split(string(flux[1]), ",") {
+		pointers = append(pointers, strings.Trim(strings.TrimSpace(p), `"`))
+	}
+
+	key, depKey := handedOff(t, "gitops-ignore")
+	g := NewWithT(t)
+	bl := getBulkLoad(g, key)
+	d := &appsv1.Deployment{}
+	g.Expect(k8s.Get(ctx, depKey, d)).To(Succeed())
+	owned := &fieldpath.Set{}
+	for _, m := range d.ManagedFields {
+		if !slices.Contains(managers, m.Manager) || m.FieldsV1 == nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		g.Expect(set.FromJSON(bytes.NewReader(m.FieldsV1.Raw))).To(Succeed())
+		owned = owned.Union(set)
+	}
+	// Argo CD: what the handoff sets is owned by a manager the rule names.
+	claim, err := fieldpath.MakePath("spec", "template", "spec", "volumes",
+		&value.FieldList{{Name: "name", Value: value.NewValueInterface("databases")}}, "persistentVolumeClaim", "claimName")
+	g.Expect(err).NotTo(HaveOccurred())
+	revision, err := fieldpath.MakePath("spec", "template", "metadata", "annotations", specs.AnnotationServedRevision)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(owned.Has(claim)).To(BeTrue(), "Argo CD's managedFieldsManagers %v do not own the restored volume's claim (%s)", managers, bl.Status.ServingClaim)
+	g.Expect(owned.Has(revision)).To(BeTrue(), "Argo CD's managedFieldsManagers %v do not own %s", managers, specs.AnnotationServedRevision)
+	// Flux: every field the operator owns lies under an ignored JSON pointer.
+	n := 0
+	owned.Leaves().Iterate(func(p fieldpath.Path) {
+		n++
+		ptr := ""
+		for _, pe := range p {
+			if pe.FieldName == nil {
+				break // a list element: the pointer to the list covers it
+			}
+			ptr += "/" + strings.ReplaceAll(strings.ReplaceAll(*pe.FieldName, "~", "~0"), "/", "~1")
+		}
+		covered := slices.ContainsFunc(pointers, func(ignored string) bool { return ptr == ignored || strings.HasPrefix(ptr, ignored+"/") })
+		g.Expect(covered).To(BeTrue(), "the operator owns %s (%s), which Flux's ignore paths %v do not cover", p, ptr, pointers)
+	})
+	g.Expect(n).To(BeNumerically(">", 1))
 }

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -341,7 +340,7 @@ func TestTheDocsGitOpsIgnoresCoverWhatTheHandoffOwns(t *testing.T) {
 			continue
 		}
 		set := &fieldpath.Set{}
-		g.Expect(set.FromJSON(bytes.NewReader(m.FieldsV1.Raw))).To(Succeed())
+		g.Expect(set.FromJSON(m.FieldsV1.GetRawReader())).To(Succeed())
 		owned = owned.Union(set)
 	}
 	// Argo CD: what the handoff sets is owned by a manager the rule names.

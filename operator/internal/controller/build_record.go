@@ -81,6 +81,3 @@ func (s *scope) loadFigures() (*rdfv1.LoadFigures, error) {
 	}
 	return status.LoadFigures(s.obs.Summary)
 }
-
-// ReasonSnapshotTimeout: the snapshot was not readyToUse within snapshot.readyTimeout.
-const ReasonSnapshotTimeout = "SnapshotTimeout"

@@ -20,6 +20,7 @@ import (
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
 
 // A succeeded workflow deleted while its snapshot is being taken (Argo's TTL, argo
@@ -128,7 +129,7 @@ func TestRecreatedBulkLoadLeavesTheRetainedChildrenAlone(t *testing.T) {
 		g.Expect(again.UID).NotTo(Equal(oldUID))
 		c := meta.FindStatusCondition(again.Status.Conditions, rdfv1.ConditionStalled)
 		g.Expect(c).NotTo(BeNil())
-		g.Expect(c.Reason).To(Equal(ReasonSnapshotNameTaken))
+		g.Expect(c.Reason).To(Equal(status.ReasonSnapshotNameTaken))
 		g.Expect(c.Message).To(ContainSubstring(snapName))
 	})
 	g.Expect(workflowsOf(g, again)).To(BeEmpty())
@@ -221,7 +222,7 @@ func TestWatchListingIsBoundedInTime(t *testing.T) {
 	eventually(t, func(g Gomega) {
 		bl = getBulkLoad(g, key)
 		g.Expect(bl.Status.Source).NotTo(BeNil())
-		g.Expect(bl.Status.Source.Reason).To(Equal(ReasonSourceUnavailable))
+		g.Expect(bl.Status.Source.Reason).To(Equal(status.ReasonSourceUnavailable))
 		g.Expect(bl.Status.Source.Message).To(ContainSubstring("within 1s"))
 	})
 	// The single worker serves other BulkLoads meanwhile.

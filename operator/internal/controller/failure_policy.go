@@ -33,7 +33,7 @@ const (
 // scopeOf is the scope of a failure.
 func scopeOf(f *rdfv1.BuildFailure) failureScope {
 	switch {
-	case f.Reason == ReasonSnapshotNameTaken:
+	case f.Reason == status.ReasonSnapshotNameTaken:
 		return scopeNone
 	case f.Step == specs.StepSnapshot:
 		return scopeSnapshot
@@ -105,9 +105,9 @@ func fixHint(f *rdfv1.BuildFailure) string {
 // node-local volumes are gone with it).
 func keepsWork(f *rdfv1.BuildFailure) bool {
 	switch f.Reason {
-	case ReasonDeadlineExceeded, ReasonSnapshotTimeout, ReasonNodesUnavailable, reasonPodError, status.ReasonScratchNotExpandable:
+	case status.ReasonDeadlineExceeded, status.ReasonSnapshotTimeout, status.ReasonNodesUnavailable, reasonPodError, status.ReasonScratchNotExpandable:
 		return true
-	case status.ReasonNodeLost, ReasonPodRejected, ReasonSnapshotNameTaken:
+	case status.ReasonNodeLost, status.ReasonPodRejected, status.ReasonSnapshotNameTaken:
 		return false
 	}
 	if f.ExitCode == nil {

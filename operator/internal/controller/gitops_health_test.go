@@ -227,7 +227,7 @@ func TestGitOpsHealthFollowsWhatIsServed(t *testing.T) {
 	watcher.failure <- &source.ObserveError{Class: source.Transient, Message: "connection refused"}
 	nextListing()
 	waitHealth(t, key, "the source cannot be reached", func(g Gomega, bl *rdfv1.BulkLoad) {
-		g.Expect(bl.Status.Source.Reason).To(Equal(ReasonSourceUnavailable))
+		g.Expect(bl.Status.Source.Reason).To(Equal(status.ReasonSourceUnavailable))
 		conditionIs(g, bl, rdfv1.ConditionStalled, metav1.ConditionFalse, "")
 		conditionIs(g, bl, rdfv1.ConditionReady, metav1.ConditionTrue, status.ReasonBuilt)
 	}, current)

@@ -114,7 +114,7 @@ func TestSnapshotTimeoutKeepsTheDatabaseAndRetriesOnSnapshotChange(t *testing.T)
 	rev := bl.Status.SourceRevision
 	csiSnapshotterStandIn{t: t}.fail(snapKey, "driver does not support snapshots of this volume")
 
-	bl, stalled := stalledWith(t, key, ReasonSnapshotTimeout)
+	bl, stalled := stalledWith(t, key, status.ReasonSnapshotTimeout)
 	g.Expect(stalled.Message).To(ContainSubstring("snapshot.readyTimeout"))
 	g.Expect(stalled.Message).To(ContainSubstring("driver does not support snapshots"))
 	g.Expect(stalled.Message).To(ContainSubstring("snapshot.volumeSnapshotClassName or snapshot.readyTimeout"))
@@ -278,7 +278,7 @@ func TestDeadlineExceededIsRetriedAfterTheDeadlineChanges(t *testing.T) {
 	rev := bl.Status.SourceRevision
 	argoControllerStandIn{t: t}.setSteps(client.ObjectKeyFromObject(wf), wfv1.WorkflowFailed, "Step exceeded its deadline", stepsUpTo(specs.StepLoad),
 		[]podTry{{phase: wfv1.NodeFailed, exitCode: 6, message: "Step exceeded its deadline"}}, "")
-	bl, stalled := stalledWith(t, key, ReasonDeadlineExceeded)
+	bl, stalled := stalledWith(t, key, status.ReasonDeadlineExceeded)
 	g.Expect(stalled.Message).To(ContainSubstring("spec.build"))
 	data, scratch := buildClaims(g, bl, rev)
 	poke(t, key)
@@ -312,7 +312,7 @@ func TestOnlyAFixToWhatFailedRetries(t *testing.T) {
 	rev := bl.Status.SourceRevision
 	argoControllerStandIn{t: t}.rejected(client.ObjectKeyFromObject(wf), specs.StepFetch,
 		`pods "x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true`)
-	_, stalled := stalledWith(t, key, ReasonPodRejected)
+	_, stalled := stalledWith(t, key, status.ReasonPodRejected)
 	g.Expect(stalled.Message).To(ContainSubstring("serviceAccountName"))
 	g.Expect(stalled.Message).To(ContainSubstring("starts a new attempt of this revision"))
 	data, _ := buildClaims(g, bl, rev)

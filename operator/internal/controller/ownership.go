@@ -11,6 +11,7 @@ import (
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
 
 // listOwned lists the BulkLoad's children of one kind: those with its name label
@@ -78,14 +79,11 @@ func (r *BulkLoadReconciler) foreignSnapshot(ctx context.Context, bl *rdfv1.Bulk
 	return vs, nil
 }
 
-// ReasonSnapshotNameTaken: the build's snapshot name is held by an earlier BulkLoad's retained snapshot.
-const ReasonSnapshotNameTaken = "SnapshotNameTaken"
-
 // snapshotNameTaken ends a build whose snapshot would take over foreign's name (final:
 // it stays taken until the user acts).
 func snapshotNameTaken(bl *rdfv1.BulkLoad, foreign *snapv1.VolumeSnapshot, rev string) *workflowObservation {
 	return &workflowObservation{Done: true, Failure: &rdfv1.BuildFailure{
-		Step: specs.StepSnapshot, Reason: ReasonSnapshotNameTaken,
+		Step: specs.StepSnapshot, Reason: status.ReasonSnapshotNameTaken,
 		Message: fmt.Sprintf("snapshot %s of revision %s belongs to an earlier BulkLoad named %s (uid %s), which retained it; "+
 			"to build it here, change trigger.rebuild: the build then gets a new revision and snapshot name, and that snapshot stays as it is", foreign.Name, rev, bl.Name, foreign.Labels[specs.LabelBulkLoadUID]),
 	}}

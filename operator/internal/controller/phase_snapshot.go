@@ -86,7 +86,7 @@ func (r *BulkLoadReconciler) waitForSnapshot(ctx context.Context, s *scope, vs *
 		if lastError != "" {
 			msg += "; the snapshot controller's last error: " + lastError
 		}
-		f := &rdfv1.BuildFailure{Step: specs.StepSnapshot, Reason: ReasonSnapshotTimeout, Message: truncate(msg), SpecDigest: vs.Annotations[AnnotationSpecDigest]}
+		f := &rdfv1.BuildFailure{Step: specs.StepSnapshot, Reason: status.ReasonSnapshotTimeout, Message: truncate(msg), SpecDigest: vs.Annotations[AnnotationSpecDigest]}
 		return r.buildFailed(ctx, s, &workflowObservation{Done: true, Failure: f, FinishedAt: s.now})
 	}
 	msg := fmt.Sprintf("waiting for snapshot %s to be ready to use (until %s)", vs.Name, deadline.UTC().Format(time.RFC3339))

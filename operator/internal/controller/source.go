@@ -137,10 +137,6 @@ func withoutRebuild(id string) string {
 // HEADs): the controller has one worker, which the listing holds meanwhile.
 const DefaultSourceListTimeout = 30 * time.Second
 
-// ReasonSourceUnavailable: the last listing of the source failed in a way that may pass
-// (the network, the endpoint's 5xx, throttling) (status.source.reason).
-const ReasonSourceUnavailable = "SourceUnavailable"
-
 // errSecretKeyMissing: a Secret the spec names lacks the key it should have.
 var errSecretKeyMissing = errors.New("key missing")
 
@@ -157,7 +153,7 @@ func sourceErrorReason(err error) string {
 	case errors.As(err, &oe) && oe.Class == source.Config:
 		return status.ReasonSourceMisconfigured
 	}
-	return ReasonSourceUnavailable
+	return status.ReasonSourceUnavailable
 }
 
 // stallsOnSource says whether a listing's reason needs a fix by someone.

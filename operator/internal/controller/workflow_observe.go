@@ -14,6 +14,7 @@ import (
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
 
 // workflowObservation is what the controller reads from a build Workflow's status.
@@ -143,7 +144,7 @@ func nodesUnavailable(wf *wfv1.Workflow, why string) workflowObservation {
 		if wf.Status.Message != "" {
 			msg += ": " + wf.Status.Message
 		}
-		obs.Failure = &rdfv1.BuildFailure{Step: "workflow", Reason: ReasonNodesUnavailable, Message: truncate(msg), Retryable: true}
+		obs.Failure = &rdfv1.BuildFailure{Step: "workflow", Reason: status.ReasonNodesUnavailable, Message: truncate(msg), Retryable: true}
 		obs.Step = obs.Failure.Step
 	}
 	return obs
@@ -174,9 +175,6 @@ func workflowNotStarted(wf *wfv1.Workflow, now time.Time, timeout time.Duration,
 		"and the controller's --managed-namespace argument", created.UTC().Format(time.RFC3339), timeout, wf.Namespace, instance)
 }
 
-// ReasonNodesUnavailable: the workflow failed and its nodes (steps, exit codes) cannot be read.
-const ReasonNodesUnavailable = "WorkflowNodesUnavailable"
-
 // failureOf finds the pod that failed last and classifies its exit code.
 func failureOf(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *rdfv1.BuildFailure {
 	var last *wfv1.NodeStatus
@@ -200,7 +198,7 @@ func failureOf(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *rdfv1.Buil
 		// the same workflow would fail the same way.
 		reason := "WorkflowError"
 		if deadlineExceeded(wf.Status.Message) {
-			reason = ReasonDeadlineExceeded
+			reason = status.ReasonDeadlineExceeded
 		}
 		return &rdfv1.BuildFailure{Step: "workflow", Reason: reason, Message: truncate(wf.Status.Message), Retryable: false}
 	}
@@ -209,7 +207,7 @@ func failureOf(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *rdfv1.Buil
 	case deadlineExceeded(last.Message) || deadlineExceeded(wf.Status.Message):
 		// The build's deadline (spec.build.deadline): another attempt would get as long
 		// and most likely end the same way.
-		f.Reason, f.Retryable = ReasonDeadlineExceeded, false
+		f.Reason, f.Retryable = status.ReasonDeadlineExceeded, false
 		if f.Message == "" {
 			f.Message = truncate(wf.Status.Message)
 		}
@@ -217,7 +215,7 @@ func failureOf(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *rdfv1.Buil
 	case specs.IsPodRejected(last.Message):
 		// The API server refused the step's pod (Pod Security admission, LimitRange, a
 		// webhook): it refuses the same pod again until the namespace or spec changes.
-		f.Reason, f.Retryable = ReasonPodRejected, false
+		f.Reason, f.Retryable = status.ReasonPodRejected, false
 		return f
 	}
 	if last.Outputs != nil && last.Outputs.ExitCode != nil {
@@ -240,10 +238,6 @@ func failureOf(wf *wfv1.Workflow, pods map[string][]wfv1.NodeStatus) *rdfv1.Buil
 
 // Failure reasons the controller derives from Argo's messages rather than exit codes.
 const (
-	// ReasonDeadlineExceeded: the attempt ran past spec.build.deadline.
-	ReasonDeadlineExceeded = "DeadlineExceeded"
-	// ReasonPodRejected: the API server refused to create a step's pod (admission).
-	ReasonPodRejected = "PodRejected"
 	// reasonPodError: a step's pod failed without an exit code (evicted, image pull).
 	reasonPodError = "PodError"
 )

@@ -14,6 +14,7 @@ import (
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
 
 func podNode(id, template string, phase wfv1.NodePhase, finished time.Time, exitCode string) wfv1.NodeStatus {
@@ -211,7 +212,7 @@ func TestObserveWorkflowRejectedPodAndDeadline(t *testing.T) {
 	rejected := podNode("f", "fetch", wfv1.NodeError, t0, "")
 	rejected.Message = `pods "wikidata-0123456789-1-fetch-3210727974" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (containers "init", "wait" must set securityContext.allowPrivilegeEscalation=false)`
 	f := observeWorkflow(ctx, workflowWith(wfv1.WorkflowFailed, rejected)).Failure
-	if f.Reason != ReasonPodRejected || f.Retryable || f.Step != "fetch" || !strings.Contains(f.Message, "violates PodSecurity") {
+	if f.Reason != status.ReasonPodRejected || f.Retryable || f.Step != "fetch" || !strings.Contains(f.Message, "violates PodSecurity") {
 		t.Errorf("%+v", f)
 	}
 	if msg := failureMessage(f, 1); !strings.Contains(msg, "PodRejected") || !strings.Contains(msg, `containers "init", "wait"`) {
@@ -222,13 +223,13 @@ func TestObserveWorkflowRejectedPodAndDeadline(t *testing.T) {
 	stopped := podNode("l", "load", wfv1.NodeFailed, t0, "6")
 	stopped.Message = "Step exceeded its deadline"
 	f = observeWorkflow(ctx, workflowWith(wfv1.WorkflowFailed, stopped)).Failure
-	if f.Reason != ReasonDeadlineExceeded || f.Retryable {
+	if f.Reason != status.ReasonDeadlineExceeded || f.Retryable {
 		t.Errorf("%+v", f)
 	}
 	pending := podNode("f", "fetch", wfv1.NodeFailed, t0, "")
 	pending.Message = "Step exceeded its deadline"
 	f = observeWorkflow(ctx, workflowWith(wfv1.WorkflowFailed, pending)).Failure
-	if f.Reason != ReasonDeadlineExceeded || f.Retryable || f.Step != "fetch" {
+	if f.Reason != status.ReasonDeadlineExceeded || f.Retryable || f.Step != "fetch" {
 		t.Errorf("a pod never scheduled before the deadline: %+v", f)
 	}
 }
@@ -256,7 +257,7 @@ func TestObserveCompressedAndOffloadedNodes(t *testing.T) {
 	off.Name, off.Namespace = "big", "rdf"
 	off.Status.Nodes, off.Status.OffloadNodeStatusVersion = nil, "fnv:123"
 	obs := observeWorkflow(ctx, off)
-	if !obs.Done || obs.Failure == nil || obs.Failure.Reason != ReasonNodesUnavailable || !strings.Contains(obs.Failure.Message, "offloaded") {
+	if !obs.Done || obs.Failure == nil || obs.Failure.Reason != status.ReasonNodesUnavailable || !strings.Contains(obs.Failure.Message, "offloaded") {
 		t.Fatalf("offloaded: %+v", obs.Failure)
 	}
 }

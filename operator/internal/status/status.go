@@ -73,6 +73,20 @@ const (
 	// such bucket, an endpoint whose TLS certificate is not trusted, a credentials Secret
 	// that does not exist or lacks a key); Stalled until the spec or the Secret is fixed.
 	ReasonSourceMisconfigured = "SourceMisconfigured"
+	// ReasonSourceUnavailable: the last listing of a watched source failed in a way that may
+	// pass (the network, the endpoint's 5xx, throttling) (status.source.reason; not Stalled).
+	ReasonSourceUnavailable = "SourceUnavailable"
+	// ReasonSnapshotNameTaken: the build's snapshot name is held by an earlier BulkLoad's
+	// retained snapshot.
+	ReasonSnapshotNameTaken = "SnapshotNameTaken"
+	// ReasonSnapshotTimeout: the snapshot was not readyToUse within snapshot.readyTimeout.
+	ReasonSnapshotTimeout = "SnapshotTimeout"
+	// ReasonNodesUnavailable: the workflow failed and its nodes (steps, exit codes) cannot be read.
+	ReasonNodesUnavailable = "WorkflowNodesUnavailable"
+	// ReasonDeadlineExceeded: the attempt ran past spec.build.deadline.
+	ReasonDeadlineExceeded = "DeadlineExceeded"
+	// ReasonPodRejected: the API server refused to create a step's pod (admission).
+	ReasonPodRejected = "PodRejected"
 )
 
 // Verdict is what one reconcile concluded; the phase and the conditions follow from it

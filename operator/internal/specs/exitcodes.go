@@ -42,17 +42,17 @@ const ExitKilled = 137
 // ExitCodeTable is the contract: the classifier, the retry expressions and the docs'
 // table all come from it. Codes outside it count as final: retrying an unknown failure
 // on the same inputs would fail the same way. 137 (SIGKILL: the OOM killer, a node under
-// pressure, a person) is retried for the load step only, which resumes from its last
-// checkpoint, so a retry makes progress.
+// pressure, a person) and 6 (SIGTERM) are retried for the load step, which resumes from its
+// last checkpoint, so a retry makes progress, and for the validate step, which only reads.
 var ExitCodeTable = []ExitCodeRow{
 	{Code: 2, Name: "usage", Reason: "UsageError"},
 	{Code: 3, Name: "bad-input", Reason: "BadInput", StepReasons: map[string]string{StepFetch: "SourceIncomplete"}},
 	{Code: 4, Name: "input-missing", Reason: "InputMissing"},
 	{Code: 5, Name: "resources", Reason: "ResourceExhausted"},
-	{Code: 6, Name: "interrupted", Reason: "Interrupted", RetriedBy: []string{StepLoad}},
+	{Code: 6, Name: "interrupted", Reason: "Interrupted", RetriedBy: []string{StepLoad, StepValidate}},
 	{Code: 70, Name: "internal", Reason: "InternalError"},
 	{Code: 75, Name: "transient", Reason: "TransientIO", RetriedBy: []string{StepFetch, StepLoad, StepValidate}},
-	{Code: ExitKilled, Name: "killed", Reason: "Killed", RetriedBy: []string{StepLoad}},
+	{Code: ExitKilled, Name: "killed", Reason: "Killed", RetriedBy: []string{StepLoad, StepValidate}},
 }
 
 func exitCodeRow(code int32) (ExitCodeRow, bool) {

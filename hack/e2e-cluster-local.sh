@@ -21,6 +21,9 @@ trap teardown EXIT
 eval "$(bash "$ROOT/hack/build-e2e-images.sh" "$ROOT/out/e2e-images")"
 eval "$(bash "$ROOT/hack/install-prometheus.sh")"
 export E2E_SPARQL_POLL_IMAGE E2E_PROMETHEUS_IMAGE=$PROMETHEUS_IMAGE
+# the API server's audit log (hack/local-cluster.sh): the suite fails on any request refused to
+# the operator
+export E2E_AUDIT_LOG=$OUT/audit.log
 start=$(date +%s)
 EXTRA_IMAGES="$ROOT/out/e2e-images/sparql-poll.tar $PROMETHEUS_IMAGE_TAR" bash "$ROOT/hack/local-cluster.sh" up
 echo "e2e-cluster-local: cluster up in $(($(date +%s) - start)) s" >&2

@@ -246,7 +246,30 @@ EOF
 }
 
 # --- the control plane ------------------------------------------------------------------------
+# The API server's audit log, $OUT/audit.log: every request of a service account (the operator,
+# Argo, the CSI sidecars, the build pods), at Metadata level (who, what, the response code), so
+# that the cluster suite sees any request RBAC refused (403). Lease renewals and events are left
+# out (most of the volume, nothing to learn).
+audit_policy() {
+  cat >"$STATE/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+  - level: None
+    resources:
+      - {group: coordination.k8s.io, resources: [leases]}
+      - {group: "", resources: [events]}
+      - {group: events.k8s.io, resources: [events]}
+  - level: Metadata
+    userGroups: ["system:serviceaccounts"]
+  - level: None
+EOF
+}
+
 control_plane_up() {
+  audit_policy
+  rm -f "$OUT"/audit*.log
   start etcd "$KUBE_BIN/etcd" --name local --data-dir "$STATE/etcd" \
     --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
     --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
@@ -260,7 +283,9 @@ control_plane_up() {
     --kubelet-certificate-authority "$PKI/ca.crt" --kubelet-preferred-address-types InternalIP \
     --service-account-issuer "https://kubernetes.default.svc.$CLUSTER_DOMAIN" \
     --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
-    --allow-privileged=false --profiling=false
+    --allow-privileged=false --profiling=false \
+    --audit-policy-file "$STATE/audit-policy.yaml" --audit-log-path "$OUT/audit.log" \
+    --audit-log-maxsize 500 --audit-log-maxbackup 3 --audit-log-format json
   wait_for kube-apiserver 120 curl -sfk https://127.0.0.1:6443/readyz
   local k=(--kubeconfig "$ADMIN_KUBECONFIG" --authentication-kubeconfig "$ADMIN_KUBECONFIG"
     --authorization-kubeconfig "$ADMIN_KUBECONFIG" --leader-elect=false --bind-address 127.0.0.1 --profiling=false)

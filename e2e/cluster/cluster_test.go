@@ -228,6 +228,7 @@ func (s *suite) cleanup() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	s.checkAuditLog(ctx)
 	// the operator's finalizers remove the builds' children; wait so that they run while the
 	// operator still does
 	_ = s.dyn.Resource(bulkLoadGVR).Namespace(s.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
@@ -242,6 +243,71 @@ func (s *suite) cleanup() {
 	if err := s.kube.CoreV1().Namespaces().Delete(ctx, s.ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		s.t.Logf("delete namespace: %v", err)
 	}
+}
+
+// checkAuditLog: the API server refused the operator nothing (RBAC: 403) while the suite ran,
+// as its audit log says (hack/local-cluster.sh writes it, E2E_AUDIT_LOG names it). The
+// operator's log is no witness: a refused list or watch of a cache is retried quietly.
+func (s *suite) checkAuditLog(ctx context.Context) {
+	path := os.Getenv("E2E_AUDIT_LOG")
+	if path == "" {
+		s.t.Logf("E2E_AUDIT_LOG is not set: the operator's requests are not checked against the API server's audit log")
+		return
+	}
+	deps, err := s.kube.AppsV1().Deployments(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=controller-manager"})
+	if err != nil || len(deps.Items) == 0 {
+		s.t.Errorf("no operator Deployment in %s whose requests the audit log could show (%v)", s.ns, err)
+		return
+	}
+	user := "system:serviceaccount:" + s.ns + ":" + deps.Items[0].Spec.Template.Spec.ServiceAccountName
+	files, err := filepath.Glob(strings.TrimSuffix(path, ".log") + "*.log")
+	if err != nil || len(files) == 0 {
+		s.t.Errorf("no audit log at %s (%v)", path, err)
+		return
+	}
+	requests, refused := 0, 0
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			s.t.Errorf("audit log: %v", err)
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			if !bytes.Contains(sc.Bytes(), []byte(`"`+user+`"`)) {
+				continue
+			}
+			var ev struct {
+				User struct {
+					Username string `json:"username"`
+				} `json:"user"`
+				Verb           string `json:"verb"`
+				RequestURI     string `json:"requestURI"`
+				ResponseStatus *struct {
+					Code int `json:"code"`
+				} `json:"responseStatus"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil || ev.User.Username != user {
+				continue
+			}
+			requests++
+			if ev.ResponseStatus != nil && ev.ResponseStatus.Code == http.StatusForbidden {
+				refused++
+				if refused <= 10 {
+					s.t.Errorf("the API server refused the operator (%s) with the chart's RBAC: %s %s (403)", user, ev.Verb, ev.RequestURI)
+				}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			s.t.Errorf("audit log %s: %v", name, err)
+		}
+		_ = f.Close()
+	}
+	if requests == 0 {
+		s.t.Errorf("the audit log %s has no request of the operator (%s)", path, user)
+	}
+	s.t.Logf("audit log: %d requests of the operator (%s), %d refused", requests, user, refused)
 }
 
 // dumpDiagnostics prints what a failed run needs to be understood: the BulkLoad, events,

@@ -902,21 +902,6 @@ func (s *suite) checkNoSecrets(ctx context.Context, captured ...*logCapture) {
 	s.t.Logf("credentials found in none of %d KiB of pod specs, logs, events, BulkLoads, workflows and snapshots", len(text)>>10)
 }
 
-// checkOperatorPermissions: the operator, running with the chart's RBAC only, was never refused
-// a request (a missing verb shows as "forbidden" in its log).
-func (s *suite) checkOperatorPermissions(operatorLogs *logCapture) {
-	s.t.Helper()
-	text := operatorLogs.all()
-	if text == "" {
-		s.t.Errorf("no operator log was captured")
-	}
-	for _, line := range strings.Split(text, "\n") {
-		if strings.Contains(line, "forbidden") || strings.Contains(line, "Forbidden") {
-			s.t.Errorf("the operator was refused a request with the chart's RBAC: %s", line)
-		}
-	}
-}
-
 // runReadme runs the n-th ```sh block after heading in README.md, as a user would paste it: bash
 // with -e, the test's kubectl on PATH, a kubeconfig whose context is the test's namespace, and
 // the block's BL=... line naming bulkLoad.

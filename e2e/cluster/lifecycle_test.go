@@ -41,7 +41,6 @@ func TestLifecycle(t *testing.T) {
 
 	// --- 6. Security, and what Prometheus saw ------------------------------------------------------
 	s.checkNoSecrets(ctx, operatorLogs, stepLogs)
-	s.checkOperatorPermissions(operatorLogs)
 	s.checkServedNames(ctx, prom)
 }
 

@@ -271,8 +271,11 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 	// operator cannot work at all (a missing API, an invalid spec).
 	if !s.stop || (s.outcome != nil && (s.outcome.kind == outcomeProgressing || s.outcome.keepServing)) {
 		if err := r.serve(ctx, s); err != nil {
-			// Whatever the workload serves now is unknown: not Ready until a retry says.
-			s.servingProblem(outcomeProgressing, status.ReasonServingPending, "%v", err)
+			// What the workload serves now is unknown (retried at once): a database served
+			// before is taken to be served still; one not served yet is not Ready.
+			if !status.IsTrue(&s.before, rdfv1.ConditionReady) {
+				s.servingProblem(outcomeProgressing, status.ReasonServingPending, "%v", err)
+			}
 			return reconcile.Result{}, err
 		}
 	}
@@ -288,7 +291,7 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 // emitting an event for a phase transition.
 func (r *BulkLoadReconciler) patchStatus(ctx context.Context, s *scope, succeeded bool) error {
 	bl := s.bl
-	r.computeStatus(s)
+	r.computeStatus(s, succeeded)
 	if succeeded {
 		// observedGeneration says the status reflects the spec; only true after a clean pass.
 		bl.Status.ObservedGeneration = bl.Generation
@@ -335,7 +338,7 @@ func (r *BulkLoadReconciler) patchStatus(ctx context.Context, s *scope, succeede
 // computeStatus renders the phase and conditions from two judgements: the work (a
 // phase's explicit outcome wins, otherwise the revisions recorded in the status say
 // it) and what is served (servingVerdict).
-func (r *BulkLoadReconciler) computeStatus(s *scope) {
+func (r *BulkLoadReconciler) computeStatus(s *scope, succeeded bool) {
 	st := &s.bl.Status
 	v := status.Verdict{Building: st.SourceRevision != ""}
 	switch o := s.outcome; {
@@ -360,7 +363,7 @@ func (r *BulkLoadReconciler) computeStatus(s *scope) {
 	default:
 		v.Phase, v.Reason, v.Message = rdfv1.PhasePending, status.ReasonWaitingForSource, orDefault(s.sourceProblem, "waiting for a complete dump set")
 	}
-	v.Serving, v.ServingReason, v.ServingMessage = servingVerdict(s)
+	v.Serving, v.ServingReason, v.ServingMessage = servingVerdict(s, succeeded)
 	status.Apply(st, s.bl.Generation, v)
 }
 
@@ -369,7 +372,7 @@ func (r *BulkLoadReconciler) computeStatus(s *scope) {
 // still asks for (in watch mode, any dump set's; in manual mode, one built from the
 // spec's current build inputs, whatever trigger.rebuild says), handed to the serving
 // workload and rolled out there (without spec.serving: ready to use).
-func servingVerdict(s *scope) (serving bool, reason, message string) {
+func servingVerdict(s *scope, succeeded bool) (serving bool, reason, message string) {
 	bl, st := s.bl, &s.bl.Status
 	switch {
 	case st.LastBuiltRevision == "" || st.CurrentSnapshot == "":
@@ -377,9 +380,10 @@ func servingVerdict(s *scope) (serving bool, reason, message string) {
 	case s.servingIssue != nil:
 		return false, s.servingIssue.reason, s.servingIssue.message
 	case !s.servingSettled:
-		// serve did not run. After an error before it (retried at once), what was said
-		// stands; not when the operator cannot work (an invalid spec, a missing API).
-		if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReady); c != nil && c.Status == metav1.ConditionTrue && s.outcome == nil {
+		// serve did not finish. After an error (retried at once), a database served before
+		// is taken to be served still; when the operator cannot work at all (an invalid
+		// spec, a missing API), nothing is known to be served.
+		if c := meta.FindStatusCondition(s.before.Conditions, rdfv1.ConditionReady); c != nil && c.Status == metav1.ConditionTrue && !succeeded {
 			return true, "", c.Message
 		}
 		return false, "", ""

@@ -171,6 +171,8 @@ func TestHandoffDriftIsPutBackWithinOneReconcile(t *testing.T) {
 			g := NewWithT(t)
 			d := &appsv1.Deployment{}
 			g.Expect(k8s.Get(ctx, depKey, d)).To(Succeed())
+			// Read before the revert: the operator may correct it before the next line runs.
+			before := testutil.ToFloat64(handoffDriftCorrectionsTotal.WithLabelValues(ns, bl.Name))
 			var patch client.Patch
 			if revert.manager == "helm" {
 				patch = client.RawPatch("application/strategic-merge-patch+json",
@@ -183,7 +185,6 @@ func TestHandoffDriftIsPutBackWithinOneReconcile(t *testing.T) {
 			g.Expect(k8s.Patch(ctx, d, patch, client.FieldOwner(revert.manager))).To(Succeed())
 			g.Expect(d.Spec.Template.Spec.Volumes[0].EmptyDir).NotTo(BeNil(), "the revert took effect")
 			reverted := d.Generation
-			before := testutil.ToFloat64(handoffDriftCorrectionsTotal.WithLabelValues(ns, bl.Name))
 
 			// The workload is watched: the operator puts the claim back at once, and the
 			// status is not Ready until the rollout onto it is complete again.

@@ -149,26 +149,34 @@ func (s *suite) watchRecord(ctx context.Context, rec *record) {
 }
 
 // checkServingWhileBuilding: from since on, while a newer dump set was built (every phase
-// before its handoff), the BulkLoad said Ready=True and Reconciling=False, which kstatus
-// reads as Current: GitOps tools do not wait out the build of a weekly dump.
+// before its handoff), the BulkLoad said Ready=True and Reconciling=False, which kstatus reads
+// as Current: GitOps tools do not wait out the build of a weekly dump. The one exception is a
+// real drift: the helm upgrade of the operator during the build also puts the chart's emptyDir
+// back into Fuseki's template, and for that moment the BulkLoad must say so (HandoffDrifted,
+// then RollingOut) whatever the build does.
 func (rec *record) checkServingWhileBuilding(t *testing.T, name string, since time.Time) {
 	t.Helper()
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	building := 0
+	served, drifted := 0, 0
 	for _, st := range rec.states {
 		if st.name != name || st.at.Before(since) || st.phase == "HandingOff" || st.phase == "Ready" {
 			continue
 		}
-		building++
-		if st.ready != "True" || st.reconciling != "False" {
+		switch {
+		case st.ready == "True" && st.reconciling == "False":
+			served++
+		case st.ready == "False" && (st.reason == "HandoffDrifted" || st.reason == "RollingOut"):
+			drifted++
+		default:
 			t.Errorf("at %s, phase %s, the BulkLoad said Ready=%s (%s), Reconciling=%s while it served the previous dump set: want Ready=True, Reconciling=False",
 				st.at.Format("15:04:05.000"), st.phase, st.ready, st.reason, st.reconciling)
 		}
 	}
-	if building == 0 {
-		t.Errorf("no build phase of %s was recorded since %s", name, since.Format("15:04:05"))
+	if served == 0 {
+		t.Errorf("no build phase of %s with Ready=True was recorded since %s", name, since.Format("15:04:05"))
 	}
+	t.Logf("while %s built the next dump set: %d states serving (Ready=True, Reconciling=False), %d drifted by the helm upgrade", name, served, drifted)
 }
 
 // workflowsFor lists the workflows ever created for a BulkLoad and source revision.

@@ -525,17 +525,25 @@ func (s *sourceWatcherStandIn) Resolve(_ context.Context, _ *rdfv1.BulkLoad, acc
 	return s.current, nil
 }
 
-func TestWatchTriggerBuildsEachCompleteDumpSet(t *testing.T) {
-	watcher := &sourceWatcherStandIn{revision: make(chan Revision, 1), access: make(chan SourceAccess, 1),
-		current: Revision{Reason: "Incomplete", Message: "waiting for wikidata/2026-11-20/_SUCCESS"}}
+// startWatchedController starts the controller with a source watcher stand-in answering
+// current and a fake clock (the source is listed once per trigger.interval), in a new
+// namespace holding the dump-credentials Secret the BulkLoads name.
+func startWatchedController(t *testing.T, current Revision) (*sourceWatcherStandIn, *testingclock.FakePassiveClock, string) {
+	t.Helper()
+	watcher := &sourceWatcherStandIn{revision: make(chan Revision, 1), access: make(chan SourceAccess, 1), failure: make(chan error, 1), current: current}
 	clk := testingclock.NewFakePassiveClock(time.Now())
 	startController(t, func(r *BulkLoadReconciler) { r.Resolver = watcher; r.Clock = clk })
 	ns := newNamespace(t)
-	g := NewWithT(t)
-	g.Expect(k8s.Create(ctx, &corev1.Secret{
+	NewWithT(t).Expect(k8s.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dump-credentials"},
 		StringData: map[string]string{"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "not-to-be-logged"},
 	})).To(Succeed())
+	return watcher, clk, ns
+}
+
+func TestWatchTriggerBuildsEachCompleteDumpSet(t *testing.T) {
+	watcher, clk, ns := startWatchedController(t, Revision{Reason: "Incomplete", Message: "waiting for wikidata/2026-11-20/_SUCCESS"})
+	g := NewWithT(t)
 	bl := newBulkLoad(ns, "watched")
 	bl.Spec.Serving = nil
 	bl.Spec.Trigger = rdfv1.TriggerSpec{Mode: rdfv1.TriggerWatch, Interval: metav1.Duration{Duration: 60e9}}

@@ -13,12 +13,10 @@ import (
 	. "github.com/onsi/gomega"
 	lua "github.com/yuin/gopher-lua"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	testingclock "k8s.io/utils/clock/testing"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -157,16 +155,8 @@ var (
 // refuses the operator's credentials is Stalled (Failed, Degraded) while the served
 // database stays served and Ready.
 func TestGitOpsHealthFollowsWhatIsServed(t *testing.T) {
-	watcher := &sourceWatcherStandIn{revision: make(chan Revision, 1), access: make(chan SourceAccess, 1), failure: make(chan error, 1),
-		current: Revision{Reason: "Incomplete", Message: "waiting for wikidata/2026-11-20/_SUCCESS"}}
-	clk := testingclock.NewFakePassiveClock(time.Now())
-	startController(t, func(r *BulkLoadReconciler) { r.Resolver = watcher; r.Clock = clk })
-	ns := newNamespace(t)
+	watcher, clk, ns := startWatchedController(t, Revision{Reason: "Incomplete", Message: "waiting for wikidata/2026-11-20/_SUCCESS"})
 	g := NewWithT(t)
-	g.Expect(k8s.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dump-credentials"},
-		StringData: map[string]string{"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "not-to-be-logged"},
-	})).To(Succeed())
 	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
 	rolloutControllerStandIn{t: t}.completeEvery(ns)
 	bl := newBulkLoad(ns, "weekly")

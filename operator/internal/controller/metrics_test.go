@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
-	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -34,16 +33,8 @@ import (
 // RDF_BULKLOAD_SCRAPE_DIR set the scrape is kept as operator.prom there (make test-alerts
 // checks the names the rules and the dashboard use against it).
 func TestStatusMetricsFollowTheBuild(t *testing.T) {
-	watcher := &sourceWatcherStandIn{revision: make(chan Revision, 1), access: make(chan SourceAccess, 1),
-		current: Revision{Reason: source.ReasonSettling, Message: "dump set complete, listing changed 10s ago"}}
-	clk := testingclock.NewFakePassiveClock(time.Now())
-	startController(t, func(r *BulkLoadReconciler) { r.Resolver = watcher; r.Clock = clk })
-	ns := newNamespace(t)
+	watcher, clk, ns := startWatchedController(t, Revision{Reason: source.ReasonSettling, Message: "dump set complete, listing changed 10s ago"})
 	g := NewWithT(t)
-	g.Expect(k8s.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dump-credentials"},
-		StringData: map[string]string{"AWS_ACCESS_KEY_ID": "AKIAEXAMPLE", "AWS_SECRET_ACCESS_KEY": "not-to-be-logged"},
-	})).To(Succeed())
 	bl := newBulkLoad(ns, "observed")
 	bl.Spec.Trigger = rdfv1.TriggerSpec{Mode: rdfv1.TriggerWatch, Interval: metav1.Duration{Duration: 60e9}}
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -59,11 +60,14 @@ func (c *countingResolver) Resolve(ctx context.Context, bl *rdfv1.BulkLoad, a co
 	return c.inner.Resolve(ctx, bl, a, prev, now)
 }
 
-// startController runs the controller until the test ends or stop is called.
-func startController(t *testing.T, resolver *countingResolver) (stop func()) {
+// startController runs the controller until the test ends or stop is called. It sees only
+// the test's namespace: the resolver counts this test's listings, not those of BulkLoads
+// an earlier test left behind.
+func startController(t *testing.T, resolver *countingResolver, ns string) (stop func()) {
 	t.Helper()
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:     scheme,
+		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -200,8 +204,13 @@ func quiet(t *testing.T, key client.ObjectKey, r *countingResolver) {
 }
 
 func reconcilingMessage(bl *rdfv1.BulkLoad) string {
-	if c := meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionReconciling); c != nil {
-		return c.Reason + ": " + c.Message
+	return condition(bl, rdfv1.ConditionReconciling)
+}
+
+// condition is a condition's "status reason: message" ("" when it is not set).
+func condition(bl *rdfv1.BulkLoad, kind string) string {
+	if c := meta.FindStatusCondition(bl.Status.Conditions, kind); c != nil {
+		return fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
 	}
 	return ""
 }
@@ -236,8 +245,8 @@ func TestWatchTriggerWithMinIO(t *testing.T) {
 	srv.MakeBucket("dumps")
 	clock := newClock()
 	resolver := &countingResolver{inner: sourcewatch.New(), clock: clock}
-	startController(t, resolver)
 	ns := newNamespace(t)
+	startController(t, resolver, ns)
 	ctx := context.Background()
 	if err := k8s.Create(ctx, credentialsSecret(ns, srv.AccessKey, srv.SecretKey)); err != nil {
 		t.Fatal(err)
@@ -382,8 +391,8 @@ func TestWatchTriggerListingErrorIsACondition(t *testing.T) {
 	srv.Put("dumps", "wikidata/20261120/a.nt.gz", []byte("a"), minio.PutObjectOptions{})
 	srv.Put("dumps", "wikidata/20261120/_SUCCESS", nil, minio.PutObjectOptions{})
 	resolver := &countingResolver{inner: sourcewatch.New(), clock: newClock()}
-	startController(t, resolver)
 	ns := newNamespace(t)
+	startController(t, resolver, ns)
 	ctx := context.Background()
 	wrong := "wrong-" + srv.SecretKey
 	if err := k8s.Create(ctx, credentialsSecret(ns, srv.AccessKey, wrong)); err != nil {
@@ -395,9 +404,15 @@ func TestWatchTriggerListingErrorIsACondition(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := client.ObjectKeyFromObject(bl)
+	// Access denied needs someone to fix the credentials: Stalled (kstatus Failed), not
+	// Reconciling, with the source's own words.
 	eventually(t, "a condition naming the problem", func() error {
-		if msg := reconcilingMessage(get(t, key)); !strings.Contains(msg, "cannot list the source") || !strings.Contains(msg, "SignatureDoesNotMatch") {
-			return fmt.Errorf("condition %q", msg)
+		if msg := condition(get(t, key), rdfv1.ConditionStalled); !strings.HasPrefix(msg, "True SourceAccessDenied: ") ||
+			!strings.Contains(msg, "cannot list the source") || !strings.Contains(msg, "SignatureDoesNotMatch") {
+			return fmt.Errorf("Stalled %q", msg)
+		}
+		if msg := condition(get(t, key), rdfv1.ConditionReconciling); !strings.HasPrefix(msg, "False ") {
+			return fmt.Errorf("Reconciling %q", msg)
 		}
 		return nil
 	})
@@ -423,6 +438,9 @@ func TestWatchTriggerListingErrorIsACondition(t *testing.T) {
 		if n := len(workflows(t, ns)); n != 1 {
 			return fmt.Errorf("%d workflows", n)
 		}
+		if msg := condition(get(t, key), rdfv1.ConditionStalled); !strings.HasPrefix(msg, "False ") {
+			return fmt.Errorf("Stalled %q", msg)
+		}
 		return nil
 	})
 }
@@ -438,8 +456,8 @@ func TestWatchTriggerSettleClockSurvivesARestart(t *testing.T) {
 	srv.Put("dumps", "wikidata/20261120/_SUCCESS", nil, minio.PutObjectOptions{})
 	clock := newClock()
 	first := &countingResolver{inner: sourcewatch.New(), clock: clock}
-	stop := startController(t, first)
 	ns := newNamespace(t)
+	stop := startController(t, first, ns)
 	ctx := context.Background()
 	if err := k8s.Create(ctx, credentialsSecret(ns, srv.AccessKey, srv.SecretKey)); err != nil {
 		t.Fatal(err)
@@ -464,7 +482,7 @@ func TestWatchTriggerSettleClockSurvivesARestart(t *testing.T) {
 
 	// A new operator process: within the interval, no listing.
 	second := &countingResolver{inner: sourcewatch.New(), clock: clock}
-	startController(t, second)
+	startController(t, second, ns)
 	annotate(t, key)
 	time.Sleep(2 * time.Second)
 	if n := second.calls.Load(); n != 0 {

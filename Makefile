@@ -227,7 +227,7 @@ CONTROLLER_GEN = $(RDF_BULKLOAD_CACHE)/operator-tools-$(CONTROLLER_TOOLS_VERSION
 KUSTOMIZE = $(RDF_BULKLOAD_CACHE)/operator-tools-$(CONTROLLER_TOOLS_VERSION)/kustomize
 OPERATOR_GO = cd $(OPERATOR_DIR) && GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 # Packages of the BulkLoad API and controller (the fetch step's packages have their own target).
-OPERATOR_PKGS = ./api/... ./internal/controller/... ./internal/crdcheck/... ./internal/specs/... ./internal/status/... ./cmd/manager/...
+OPERATOR_PKGS = ./api/... ./internal/controller/... ./internal/crdcheck/... ./internal/dumpset/... ./internal/specs/... ./internal/status/... ./cmd/manager/...
 # Fuzzing runs a fixed number of inputs (not a duration): the same work on any machine.
 FUZZTIME ?= 40000x
 

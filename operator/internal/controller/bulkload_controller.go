@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/dumpset"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
@@ -53,7 +54,7 @@ type BulkLoadReconciler struct {
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
 	// Resolver resolves source revisions for trigger.mode=watch; nil disables watch mode.
-	Resolver SourceResolver
+	Resolver dumpset.Resolver
 	// SourceListTimeout bounds one listing of a watched source; zero means
 	// DefaultSourceListTimeout.
 	SourceListTimeout time.Duration
@@ -96,7 +97,7 @@ type scope struct {
 	images specs.Images
 
 	// wanted is the revision the spec/source asks for (resolveRevision).
-	wanted Revision
+	wanted dumpset.Revision
 	// sourceProblem explains an unresolvable source (resolveRevision); sourceStalled says
 	// that it needs a fix by someone (credentials, the spec), not time.
 	sourceProblem string
@@ -196,6 +197,55 @@ func (s *scope) requeue(d time.Duration) {
 
 type phaseFunc func(ctx context.Context, s *scope) error
 
+// phase is one step of a reconcile: what it does and when it runs.
+type phase struct {
+	run  phaseFunc
+	when phaseRun
+}
+
+// phaseRun says when a phase runs, given how the phases before it ended.
+type phaseRun int
+
+const (
+	// untilStopped: only while no earlier phase stopped the pass (scope.stop).
+	untilStopped phaseRun = iota
+	// evenWhenBuildStopped: also when the build phases stopped but the serving workload is
+	// still to be kept on its database (a retry waiting for its backoff, a build that
+	// cannot go on while the snapshots exist); not when the operator cannot work at all
+	// (a missing API, an invalid spec).
+	evenWhenBuildStopped
+)
+
+func (w phaseRun) runs(s *scope) bool {
+	if !s.stop {
+		return true
+	}
+	return w == evenWhenBuildStopped && s.outcome != nil && (s.outcome.kind == outcomeProgressing || s.outcome.keepServing)
+}
+
+// phases is the reconcile's work in order, one file each: checkDependencies
+// (dependencies.go, with the snapshot preflight of snapshot_support.go), validate
+// (phase_validate.go), checkServedNode (node_loss.go), resolveRevision
+// (phase_revision.go, revision_watch.go for watch mode), ensureWorkflow and
+// observeWorkflow (phase_workflow.go), snapshot (phase_snapshot.go), recordBuild
+// (phase_record.go), serve (phase_serve.go) and prune (phase_prune.go, whose picks
+// patchStatus deletes).
+func (r *BulkLoadReconciler) phases() []phase {
+	return []phase{
+		{r.checkDependencies, untilStopped},
+		{r.validate, untilStopped},
+		{r.checkServedNode, untilStopped},
+		{r.resolveRevision, untilStopped},
+		{r.ensureWorkflow, untilStopped},
+		{r.observeWorkflow, untilStopped},
+		{r.snapshot, untilStopped},
+		{r.recordBuild, untilStopped},
+		// The serving workload is kept on its database whatever the build does.
+		{r.serve, evenWhenBuildStopped},
+		{r.prune, untilStopped},
+	}
+}
+
 // +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads/status,verbs=get;patch
 // +kubebuilder:rbac:groups=rdf.bulkload.io,resources=bulkloads/finalizers,verbs=update
@@ -211,14 +261,9 @@ type phaseFunc func(ctx context.Context, s *scope) error
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get,resourceNames=bulkloads.rdf.bulkload.io
 
-// Reconcile drives one BulkLoad a step further: fetch → finalizer → the ordered
-// phases, one file each → one status patch (patchStatus, which also deletes what prune
-// picked). The phases: checkDependencies (dependencies.go, with the snapshot preflight
-// of snapshot_support.go), validate (phase_validate.go), checkServedNode (node_loss.go),
-// resolveRevision (phase_revision.go, source.go for watch mode),
-// ensureWorkflow and observeWorkflow (phase_workflow.go), snapshot (phase_snapshot.go),
-// recordBuild (phase_record.go); then serve (phase_serve.go) and prune (phase_prune.go).
-// A deleted BulkLoad goes to reconcileDelete (bulkload_delete.go) instead.
+// Reconcile drives one BulkLoad a step further: fetch → finalizer → the ordered phases
+// (phases) → one status patch (patchStatus, which also deletes what prune picked). A
+// deleted BulkLoad goes to reconcileDelete (bulkload_delete.go) instead.
 func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Request) (res reconcile.Result, reterr error) {
 	bl := &rdfv1.BulkLoad{}
 	if err := r.Get(ctx, req.NamespacedName, bl); err != nil {
@@ -257,30 +302,11 @@ func (r *BulkLoadReconciler) Reconcile(ctx context.Context, req reconcile.Reques
 		}
 	}()
 
-	build := []phaseFunc{r.checkDependencies, r.validate, r.checkServedNode, r.resolveRevision, r.ensureWorkflow, r.observeWorkflow, r.snapshot, r.recordBuild}
-	for _, phase := range build {
-		if err := phase(ctx, s); err != nil {
-			return reconcile.Result{}, err
+	for _, p := range r.phases() {
+		if !p.when.runs(s) {
+			continue
 		}
-		if s.stop {
-			break
-		}
-	}
-	// The serving workload is kept on its database whatever the build does (a retry
-	// waiting for its backoff stops the build phases, not this); not while the
-	// operator cannot work at all (a missing API, an invalid spec).
-	if !s.stop || (s.outcome != nil && (s.outcome.kind == outcomeProgressing || s.outcome.keepServing)) {
-		if err := r.serve(ctx, s); err != nil {
-			// What the workload serves now is unknown (retried at once): a database served
-			// before is taken to be served still; one not served yet is not Ready.
-			if !status.IsTrue(&s.before, rdfv1.ConditionReady) {
-				s.servingProblem(outcomeProgressing, status.ReasonServingPending, "%v", err)
-			}
-			return reconcile.Result{}, err
-		}
-	}
-	if !s.stop {
-		if err := r.prune(ctx, s); err != nil {
+		if err := p.run(ctx, s); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -387,7 +413,7 @@ func servingVerdict(s *scope, succeeded bool) (serving bool, reason, message str
 			return true, "", c.Message
 		}
 		return false, "", ""
-	case bl.Spec.Trigger.Mode != rdfv1.TriggerWatch && s.wanted.ID != "" && withoutRebuild(s.wanted.ID) != withoutRebuild(st.LastBuiltRevision):
+	case bl.Spec.Trigger.Mode != rdfv1.TriggerWatch && s.wanted.ID != "" && dumpset.WithoutRebuild(s.wanted.ID) != dumpset.WithoutRebuild(st.LastBuiltRevision):
 		return false, "", ""
 	}
 	msg := fmt.Sprintf("snapshot %s holds revision %s", st.CurrentSnapshot, st.LastBuiltRevision)

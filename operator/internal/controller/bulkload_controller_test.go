@@ -22,6 +22,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/dumpset"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 )
 
@@ -500,14 +501,14 @@ func TestControllerRestartMidBuildKeepsOneWorkflow(t *testing.T) {
 // which is tested against MinIO on its own: it returns whatever revision the test sets,
 // or fails as the test says (until the next revision).
 type sourceWatcherStandIn struct {
-	revision chan Revision
-	current  Revision
-	access   chan SourceAccess
+	revision chan dumpset.Revision
+	current  dumpset.Revision
+	access   chan dumpset.Access
 	failure  chan error
 	err      error
 }
 
-func (s *sourceWatcherStandIn) Resolve(_ context.Context, _ *rdfv1.BulkLoad, access SourceAccess, _ SettleState, _ time.Time) (Revision, error) {
+func (s *sourceWatcherStandIn) Resolve(_ context.Context, _ *rdfv1.BulkLoad, access dumpset.Access, _ dumpset.Settle, _ time.Time) (dumpset.Revision, error) {
 	select {
 	case r := <-s.revision:
 		s.current, s.err = r, nil
@@ -520,7 +521,7 @@ func (s *sourceWatcherStandIn) Resolve(_ context.Context, _ *rdfv1.BulkLoad, acc
 	default:
 	}
 	if s.err != nil {
-		return Revision{}, s.err
+		return dumpset.Revision{}, s.err
 	}
 	return s.current, nil
 }
@@ -528,9 +529,9 @@ func (s *sourceWatcherStandIn) Resolve(_ context.Context, _ *rdfv1.BulkLoad, acc
 // startWatchedController starts the controller with a source watcher stand-in answering
 // current and a fake clock (the source is listed once per trigger.interval), in a new
 // namespace holding the dump-credentials Secret the BulkLoads name.
-func startWatchedController(t *testing.T, current Revision) (*sourceWatcherStandIn, *testingclock.FakePassiveClock, string) {
+func startWatchedController(t *testing.T, current dumpset.Revision) (*sourceWatcherStandIn, *testingclock.FakePassiveClock, string) {
 	t.Helper()
-	watcher := &sourceWatcherStandIn{revision: make(chan Revision, 1), access: make(chan SourceAccess, 1), failure: make(chan error, 1), current: current}
+	watcher := &sourceWatcherStandIn{revision: make(chan dumpset.Revision, 1), access: make(chan dumpset.Access, 1), failure: make(chan error, 1), current: current}
 	clk := testingclock.NewFakePassiveClock(time.Now())
 	startController(t, func(r *BulkLoadReconciler) { r.Resolver = watcher; r.Clock = clk })
 	ns := newNamespace(t)
@@ -542,7 +543,7 @@ func startWatchedController(t *testing.T, current Revision) (*sourceWatcherStand
 }
 
 func TestWatchTriggerBuildsEachCompleteDumpSet(t *testing.T) {
-	watcher, clk, ns := startWatchedController(t, Revision{Reason: "Incomplete", Message: "waiting for wikidata/2026-11-20/_SUCCESS"})
+	watcher, clk, ns := startWatchedController(t, dumpset.Revision{Reason: "Incomplete", Message: "waiting for wikidata/2026-11-20/_SUCCESS"})
 	g := NewWithT(t)
 	bl := newBulkLoad(ns, "watched")
 	bl.Spec.Serving = nil
@@ -562,7 +563,7 @@ func TestWatchTriggerBuildsEachCompleteDumpSet(t *testing.T) {
 	g.Expect(access.AccessKeyID).To(Equal("AKIAEXAMPLE"))
 	g.Expect(access.SecretAccessKey).To(Equal("not-to-be-logged"))
 
-	watcher.revision <- Revision{ID: "sha256:0123abcd", Source: true}
+	watcher.revision <- dumpset.Revision{ID: "sha256:0123abcd", Source: true}
 	// The source is listed once per trigger.interval.
 	clk.SetTime(clk.Now().Add(61 * time.Second))
 	poke(t, key)

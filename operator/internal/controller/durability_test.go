@@ -19,6 +19,7 @@ import (
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/dumpset"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
@@ -159,14 +160,14 @@ func TestRecreatedBulkLoadLeavesTheRetainedChildrenAlone(t *testing.T) {
 type countingSource struct {
 	calls atomic.Int64
 	block bool
-	rev   Revision
+	rev   dumpset.Revision
 }
 
-func (c *countingSource) Resolve(ctx context.Context, _ *rdfv1.BulkLoad, _ SourceAccess, _ SettleState, _ time.Time) (Revision, error) {
+func (c *countingSource) Resolve(ctx context.Context, _ *rdfv1.BulkLoad, _ dumpset.Access, _ dumpset.Settle, _ time.Time) (dumpset.Revision, error) {
 	c.calls.Add(1)
 	if c.block {
 		<-ctx.Done()
-		return Revision{}, ctx.Err()
+		return dumpset.Revision{}, ctx.Err()
 	}
 	return c.rev, nil
 }
@@ -181,7 +182,7 @@ func watchedBulkLoad(ns, name string) *rdfv1.BulkLoad {
 
 // Reconciles (any event, any requeue) list the source at most once per trigger.interval.
 func TestWatchListsTheSourceOncePerInterval(t *testing.T) {
-	src := &countingSource{rev: Revision{Reason: "SourceIncomplete", Message: "waiting for _SUCCESS", Settle: SettleState{Fingerprint: "sha256:f1"}}}
+	src := &countingSource{rev: dumpset.Revision{Reason: "SourceIncomplete", Message: "waiting for _SUCCESS", Settle: dumpset.Settle{Fingerprint: "sha256:f1"}}}
 	clk := testingclock.NewFakePassiveClock(time.Now())
 	startController(t, func(r *BulkLoadReconciler) { r.Resolver = src; r.Clock = clk })
 	ns := newNamespace(t)

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/dumpset"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/source"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
@@ -155,7 +156,7 @@ var (
 // refuses the operator's credentials is Stalled (Failed, Degraded) while the served
 // database stays served and Ready.
 func TestGitOpsHealthFollowsWhatIsServed(t *testing.T) {
-	watcher, clk, ns := startWatchedController(t, Revision{Reason: "Incomplete", Message: "waiting for wikidata/2026-11-20/_SUCCESS"})
+	watcher, clk, ns := startWatchedController(t, dumpset.Revision{Reason: "Incomplete", Message: "waiting for wikidata/2026-11-20/_SUCCESS"})
 	g := NewWithT(t)
 	g.Expect(k8s.Create(ctx, newServingDeployment(ns))).To(Succeed())
 	rolloutControllerStandIn{t: t}.completeEvery(ns)
@@ -172,7 +173,7 @@ func TestGitOpsHealthFollowsWhatIsServed(t *testing.T) {
 		conditionIs(g, bl, rdfv1.ConditionReconciling, metav1.ConditionTrue, status.ReasonWaitingForSource)
 	}, inProgress)
 
-	watcher.revision <- Revision{ID: "sha256:1111", Source: true}
+	watcher.revision <- dumpset.Revision{ID: "sha256:1111", Source: true}
 	nextListing()
 	waitHealth(t, key, "the first build", func(g Gomega, bl *rdfv1.BulkLoad) {
 		conditionIs(g, bl, rdfv1.ConditionBuilding, metav1.ConditionTrue, "")
@@ -185,7 +186,7 @@ func TestGitOpsHealthFollowsWhatIsServed(t *testing.T) {
 	}, current)
 
 	// The next dump set: built while the first is served.
-	watcher.revision <- Revision{ID: "sha256:2222", Source: true}
+	watcher.revision <- dumpset.Revision{ID: "sha256:2222", Source: true}
 	nextListing()
 	_, wf := waitForWorkflowOf(t, key, "sha256:2222")
 	bl = waitHealth(t, key, "the next dump set builds while the first is served", func(g Gomega, bl *rdfv1.BulkLoad) {
@@ -223,7 +224,7 @@ func TestGitOpsHealthFollowsWhatIsServed(t *testing.T) {
 	}, current)
 
 	// Fixed, and a new dump set: built while the first is served, and served.
-	watcher.revision <- Revision{ID: "sha256:3333", Source: true}
+	watcher.revision <- dumpset.Revision{ID: "sha256:3333", Source: true}
 	nextListing()
 	waitForWorkflowOf(t, key, "sha256:3333")
 	waitHealth(t, key, "the third dump set builds", func(g Gomega, bl *rdfv1.BulkLoad) {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/dumpset"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
@@ -336,8 +337,8 @@ func TestOnlyAFixToWhatFailedRetries(t *testing.T) {
 
 // trigger.rebuild builds the same dump set again in watch mode too.
 func TestRebuildInWatchMode(t *testing.T) {
-	watcher := &sourceWatcherStandIn{revision: make(chan Revision, 1), access: make(chan SourceAccess, 1),
-		current: Revision{ID: "sha256:feedbeef", Source: true}}
+	watcher := &sourceWatcherStandIn{revision: make(chan dumpset.Revision, 1), access: make(chan dumpset.Access, 1),
+		current: dumpset.Revision{ID: "sha256:feedbeef", Source: true}}
 	startController(t, func(r *BulkLoadReconciler) { r.Resolver = watcher })
 	ns := newNamespace(t)
 	g := NewWithT(t)

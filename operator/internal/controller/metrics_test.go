@@ -23,6 +23,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/dumpset"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/source"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 )
@@ -33,7 +34,7 @@ import (
 // RDF_BULKLOAD_SCRAPE_DIR set the scrape is kept as operator.prom there (make test-alerts
 // checks the names the rules and the dashboard use against it).
 func TestStatusMetricsFollowTheBuild(t *testing.T) {
-	watcher, clk, ns := startWatchedController(t, Revision{Reason: source.ReasonSettling, Message: "dump set complete, listing changed 10s ago"})
+	watcher, clk, ns := startWatchedController(t, dumpset.Revision{Reason: source.ReasonSettling, Message: "dump set complete, listing changed 10s ago"})
 	g := NewWithT(t)
 	bl := newBulkLoad(ns, "observed")
 	bl.Spec.Trigger = rdfv1.TriggerSpec{Mode: rdfv1.TriggerWatch, Interval: metav1.Duration{Duration: 60e9}}
@@ -66,7 +67,7 @@ func TestStatusMetricsFollowTheBuild(t *testing.T) {
 	g.Expect(series(lastSuccessTimestamp)).To(Equal(0), "no successful build yet")
 
 	// 2. settled: the build runs, then waits for its snapshot
-	watcher.revision <- Revision{ID: "sha256:0bserved", Reason: source.ReasonSettled, Source: true}
+	watcher.revision <- dumpset.Revision{ID: "sha256:0bserved", Reason: source.ReasonSettled, Source: true}
 	clk.SetTime(clk.Now().Add(61 * time.Second)) // the source is listed once per trigger.interval
 	poke(t, key)
 	bl, wf := waitForWorkflow(t, key)
@@ -128,7 +129,7 @@ func TestStatusMetricsFollowTheBuild(t *testing.T) {
 	eventually(t, func(g Gomega) { g.Expect(gauge(waitingInfo, waitingRollout)).To(Equal(0.0)) })
 
 	// 5. the next dump set's build fails finally: Stalled with the failure's reason
-	watcher.revision <- Revision{ID: "sha256:0bserved2", Reason: source.ReasonSettled, Source: true}
+	watcher.revision <- dumpset.Revision{ID: "sha256:0bserved2", Reason: source.ReasonSettled, Source: true}
 	clk.SetTime(clk.Now().Add(61 * time.Second))
 	poke(t, key)
 	var wf2Key client.ObjectKey

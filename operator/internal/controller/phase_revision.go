@@ -7,9 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/dumpset"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 )
 
@@ -20,9 +20,9 @@ func (r *BulkLoadReconciler) resolveRevision(ctx context.Context, s *scope) erro
 	bl, st := s.bl, &s.bl.Status
 	if bl.Spec.Trigger.Mode == rdfv1.TriggerWatch {
 		r.pollSource(ctx, s)
-		s.wanted = withRebuild(s.wanted, bl.Spec.Trigger.Rebuild)
+		s.wanted = s.wanted.WithRebuild(bl.Spec.Trigger.Rebuild)
 	} else {
-		s.wanted = ManualRevision(bl)
+		s.wanted = dumpset.Manual(bl)
 		st.Source = nil
 	}
 	want := s.wanted.ID
@@ -113,36 +113,4 @@ func (r *BulkLoadReconciler) restartAfterFix(ctx context.Context, s *scope) {
 	ctrl.LoggerFrom(ctx).Info("the spec changed what the failed build depended on: retrying", "revision", rev,
 		"failedStep", f.Step, "reason", f.Reason, "attempt", st.Attempt, "resumes", resumes, "generation", bl.Generation)
 	r.event(s, corev1.EventTypeNormal, "RetryAfterSpecChange", "the spec changed what step %s (%s) depended on: %s (revision %s)", f.Step, f.Reason, what, rev)
-}
-
-// sourceAccess reads the credentials and CA the spec names, for the resolver.
-func (r *BulkLoadReconciler) sourceAccess(ctx context.Context, bl *rdfv1.BulkLoad) (SourceAccess, error) {
-	var a SourceAccess
-	src := &bl.Spec.Source
-	if ref := src.CredentialsSecretRef; ref != nil {
-		sec := &corev1.Secret{}
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: ref.Name}, sec); err != nil {
-			return a, fmt.Errorf("cannot read the credentials Secret %s: %w", ref.Name, err)
-		}
-		idKey, secretKey := orDefault(ref.AccessKeyIDKey, "AWS_ACCESS_KEY_ID"), orDefault(ref.SecretAccessKeyKey, "AWS_SECRET_ACCESS_KEY")
-		a.AccessKeyID, a.SecretAccessKey = string(sec.Data[idKey]), string(sec.Data[secretKey])
-		if a.AccessKeyID == "" || a.SecretAccessKey == "" {
-			return a, fmt.Errorf("the credentials Secret %s lacks key %s or %s: %w", ref.Name, idKey, secretKey, errSecretKeyMissing)
-		}
-	}
-	switch {
-	case src.CASecretRef != nil:
-		sec := &corev1.Secret{}
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: src.CASecretRef.Name}, sec); err != nil {
-			return a, fmt.Errorf("cannot read the CA Secret %s: %w", src.CASecretRef.Name, err)
-		}
-		a.CABundle = sec.Data[orDefault(src.CASecretRef.Key, specs.CAFileName)]
-	case src.CAConfigMapRef != nil:
-		cm := &corev1.ConfigMap{}
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: src.CAConfigMapRef.Name}, cm); err != nil {
-			return a, fmt.Errorf("cannot read the CA ConfigMap %s: %w", src.CAConfigMapRef.Name, err)
-		}
-		a.CABundle = []byte(cm.Data[orDefault(src.CAConfigMapRef.Key, specs.CAFileName)])
-	}
-	return a, nil
 }

@@ -52,6 +52,17 @@ func indexServing(o client.Object) []string {
 // one reconcile. The BulkLoad is Ready only once the workload has rolled out onto the
 // database; until then, and while it serves something else, it says why.
 func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
+	err := r.handOff(ctx, s)
+	if err != nil && !status.IsTrue(&s.before, rdfv1.ConditionReady) {
+		// What the workload serves now is unknown (retried at once): a database served
+		// before is taken to be served still; one not served yet is not Ready.
+		s.servingProblem(outcomeProgressing, status.ReasonServingPending, "%v", err)
+	}
+	return err
+}
+
+// handOff is serve's work; an error leaves what is served unknown.
+func (r *BulkLoadReconciler) handOff(ctx context.Context, s *scope) error {
 	bl, st := s.bl, &s.bl.Status
 	sv := bl.Spec.Serving
 	want := st.CurrentSnapshot
@@ -98,7 +109,8 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 			"(TDB2 locks it; a ReadWriteOnce volume also attaches to one node only): scale it to 1", kind, sv.Name, n)
 		return nil
 	}
-	next, err := specs.HandoffPodTemplate(tmpl, sv.VolumeName, claim.Name, rev)
+	handoff := specs.Handoff{Volume: sv.VolumeName, Claim: claim.Name, Revision: rev}
+	next, err := handoff.PodTemplate(tmpl)
 	if err != nil {
 		s.servingProblem(outcomeStalled, status.ReasonServingVolumeNotFound, "%s %s: %v", kind, sv.Name, err)
 		return nil
@@ -120,7 +132,7 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 		return fmt.Errorf("cannot read the serving volume %s: %w", claim.Name, err)
 	}
 
-	handedOff := specs.HandedOff(tmpl, sv.VolumeName, claim.Name, rev)
+	handedOff := handoff.Holds(tmpl)
 	drifted := !handedOff && st.ServingClaim == claim.Name && st.ServedSnapshot == want
 	if !handedOff {
 		waiting, err := r.restoredClaimUnbound(ctx, claim, vs.Annotations[specs.AnnotationSourceNode])
@@ -159,13 +171,10 @@ func (r *BulkLoadReconciler) serve(ctx context.Context, s *scope) error {
 		}
 	}
 	if !handedOff || !specs.OwnsHandoff(obj.GetManagedFields(), sv.VolumeName) {
-		var readOnly bool
-		for _, v := range tmpl.Spec.Volumes {
-			if v.Name == sv.VolumeName && v.PersistentVolumeClaim != nil {
-				readOnly = v.PersistentVolumeClaim.ReadOnly
-			}
+		apply, err := handoff.Apply(obj)
+		if err != nil {
+			return err
 		}
-		apply := specs.HandoffApply(kind, bl.Namespace, sv.Name, sv.VolumeName, claim.Name, rev, readOnly)
 		if err := r.Apply(ctx, apply, client.FieldOwner(specs.FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("cannot apply the handoff of snapshot %s to %s %s: %w", want, kind, sv.Name, err)
 		}
@@ -313,27 +322,6 @@ func (r *BulkLoadReconciler) unschedulableServingPod(ctx context.Context, obj cl
 		}
 	}
 	return "", nil
-}
-
-// buildNode is the node a build's database volume is bound to, "" unless the volume
-// is node-local: the snapshot then carries it, so that the volume restored from it
-// is created there (see specs.ServingClaim).
-func (r *BulkLoadReconciler) buildNode(ctx context.Context, bl *rdfv1.BulkLoad, revision string) (string, error) {
-	pvc := &corev1.PersistentVolumeClaim{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: specs.DataClaimName(bl, revision)}, pvc); apierrors.IsNotFound(err) {
-		return "", nil
-	} else if err != nil {
-		return "", fmt.Errorf("cannot read the database volume %s: %w", specs.DataClaimName(bl, revision), err)
-	}
-	node := pvc.Annotations[specs.AnnotationSelectedNode]
-	if node == "" || pvc.Spec.VolumeName == "" {
-		return "", nil
-	}
-	pv := &corev1.PersistentVolume{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); err != nil {
-		return "", fmt.Errorf("cannot read the persistent volume %s of %s: %w", pvc.Spec.VolumeName, pvc.Name, err)
-	}
-	return specs.NodeBound(pv, node), nil
 }
 
 // servingWorkload reads spec.serving's workload, uncached (the cache holds only the

@@ -102,3 +102,24 @@ func (r *BulkLoadReconciler) waitForSnapshot(ctx context.Context, s *scope, vs *
 	s.requeue(deadline.Sub(s.now))
 	return nil
 }
+
+// buildNode is the node a build's database volume is bound to, "" unless the volume
+// is node-local: the snapshot then carries it, so that the volume restored from it
+// is created there (see specs.ServingClaim).
+func (r *BulkLoadReconciler) buildNode(ctx context.Context, bl *rdfv1.BulkLoad, revision string) (string, error) {
+	pvc := &corev1.PersistentVolumeClaim{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: specs.DataClaimName(bl, revision)}, pvc); apierrors.IsNotFound(err) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("cannot read the database volume %s: %w", specs.DataClaimName(bl, revision), err)
+	}
+	node := pvc.Annotations[specs.AnnotationSelectedNode]
+	if node == "" || pvc.Spec.VolumeName == "" {
+		return "", nil
+	}
+	pv := &corev1.PersistentVolume{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: pvc.Spec.VolumeName}, pv); err != nil {
+		return "", fmt.Errorf("cannot read the persistent volume %s of %s: %w", pvc.Spec.VolumeName, pvc.Name, err)
+	}
+	return specs.NodeBound(pv, node), nil
+}

@@ -8,7 +8,6 @@ import (
 
 	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	"github.com/argoproj/argo-workflows/v4/util/file"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -121,53 +120,14 @@ func TestObserveWorkflowSuccessReadsAnEarlierOperatorsReport(t *testing.T) {
 	}
 }
 
-func TestManualRevision(t *testing.T) {
-	a := newBulkLoad("ns", "x")
-	b := a.DeepCopy()
-	if ManualRevision(a) != ManualRevision(b) {
-		t.Fatal("same build inputs, same revision")
-	}
-	b.Spec.Snapshot.Keep, b.Spec.Serving, b.Spec.Retry.BuildAttempts = 5, nil, 9
-	if ManualRevision(a) != ManualRevision(b) {
-		t.Error("retention, serving and retry settings are not build inputs")
-	}
-	// The scratch volume's size leaves the database as it is: a failed build resumes on
-	// its volumes after it grows, instead of starting over under a new revision.
-	b.Spec.Database.ScratchSize = ptr.To(resource.MustParse("99Gi"))
-	if ManualRevision(a) != ManualRevision(b) {
-		t.Error("scratchSize is not a build input")
-	}
-	// Nor does skipping the loader's plan check: set after a refusal, the same revision
-	// is tried again; but the failed load step's spec digest changes, which retries it.
-	before := specDigest(b, scopeWorkflow)
-	b.Spec.Loader.SkipPlanCheck = true
-	if ManualRevision(a) != ManualRevision(b) {
-		t.Error("skipPlanCheck is not a build input")
-	}
-	if specDigest(b, scopeWorkflow) == before {
+// Skipping the loader's plan check is not a build input (dumpset.Manual), but a failed
+// load step's spec digest changes with it, which retries the step.
+func TestSkipPlanCheckRetriesTheLoadStep(t *testing.T) {
+	bl := newBulkLoad("ns", "x")
+	before := specDigest(bl, scopeWorkflow)
+	bl.Spec.Loader.SkipPlanCheck = true
+	if specDigest(bl, scopeWorkflow) == before {
 		t.Error("skipPlanCheck changes what a failed load step ran with")
-	}
-	for name, change := range map[string]func(*rdfv1.BulkLoad){
-		"prefix":  func(bl *rdfv1.BulkLoad) { bl.Spec.Source.Prefix = "other/" },
-		"threads": func(bl *rdfv1.BulkLoad) { bl.Spec.Loader.Threads = 3 },
-		"size":    func(bl *rdfv1.BulkLoad) { bl.Spec.Database.Size = resource.MustParse("11Gi") },
-		"rebuild": func(bl *rdfv1.BulkLoad) { bl.Spec.Trigger.Rebuild = "x" },
-		"image":   func(bl *rdfv1.BulkLoad) { bl.Spec.Loader.Image = "loader:2" },
-	} {
-		c := a.DeepCopy()
-		change(c)
-		if ManualRevision(c) == ManualRevision(a) {
-			t.Errorf("%s changes what is built: new revision expected", name)
-		}
-	}
-}
-
-func TestSourceAccessNeverPrintsTheSecret(t *testing.T) {
-	a := SourceAccess{AccessKeyID: "AKIA1", SecretAccessKey: "s3cr3t"}
-	for _, s := range []string{a.String(), a.GoString()} {
-		if s == "" || strings.Contains(s, "s3cr3t") {
-			t.Errorf("%q", s)
-		}
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/source"
 )
@@ -109,15 +110,52 @@ type runner struct {
 	retries atomic.Int64
 
 	previous map[string]doneRecord
-
-	errOnce sync.Once
-	err     error
-	cancel  context.CancelFunc
+	// expectedBytes is the dump set's size (checkSpace), for the progress events.
+	expectedBytes int64
 }
 
 // Run fetches the dump set. The error, if any, is an *Error whose Code is the exit code.
+// Its phases: resolve the dump set (refusing an incomplete or changed one), plan what
+// is left to fetch and check the disk has room for it, fetch, report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	started := time.Now().UTC()
+	opts = opts.withDefaults()
+	if err := opts.Source.Validate(); err != nil {
+		return nil, &Error{Code: ExitUsage, Err: err}
+	}
+	if opts.Dest == "" {
+		return nil, errorf(ExitUsage, "a destination directory is required")
+	}
+	if err := os.MkdirAll(filepath.Join(opts.Dest, StateDirName), 0o755); err != nil {
+		return nil, errorf(ExitInternal, "creating destination: %w", err)
+	}
+	client, err := source.NewClient(opts.Source, opts.Creds, source.ClientOptions{MaxRetries: 1})
+	if err != nil {
+		return nil, &Error{Code: ExitUsage, Err: err}
+	}
+	r := &runner{opts: opts, client: client, layout: layout{dest: opts.Dest}, metrics: opts.Metrics,
+		prog: NewEventLog(opts.Progress, opts.Creds.Redact)}
+
+	snap, err := r.resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := r.plan(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	pending, err := r.checkSpace(snap, objs)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.fetch(ctx, pending, len(objs)); err != nil {
+		return nil, err
+	}
+	return r.finish(snap, objs, started)
+}
+
+// withDefaults fills in the options left at zero.
+func (opts Options) withDefaults() Options {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 8
 	}
@@ -147,29 +185,17 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics()
 	}
-	if err := opts.Source.Validate(); err != nil {
-		return nil, &Error{Code: ExitUsage, Err: err}
-	}
-	if opts.Dest == "" {
-		return nil, errorf(ExitUsage, "a destination directory is required")
-	}
-	if err := os.MkdirAll(filepath.Join(opts.Dest, StateDirName), 0o755); err != nil {
-		return nil, errorf(ExitInternal, "creating destination: %w", err)
-	}
-	client, err := source.NewClient(opts.Source, opts.Creds, source.ClientOptions{MaxRetries: 1})
-	if err != nil {
-		return nil, &Error{Code: ExitUsage, Err: err}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	r := &runner{opts: opts, client: client, layout: layout{dest: opts.Dest}, metrics: opts.Metrics, cancel: cancel,
-		prog: NewEventLog(opts.Progress, opts.Creds.Redact)}
+	return opts
+}
 
-	// 1. Resolve the dump set; refuse an incomplete one.
+// resolve finds the dump set and refuses an incomplete one, or one whose revision is not
+// the one this build is for. A dated spec ("wikidata/*/") resolves to its newest complete
+// directory, which the rest of the fetch then uses.
+func (r *runner) resolve(ctx context.Context) (*source.Snapshot, error) {
 	var snap *source.Snapshot
-	if err := r.retry(ctx, "list "+opts.Source.Bucket, func() error {
+	if err := r.retry(ctx, "list "+r.opts.Source.Bucket, func() error {
 		var err error
-		snap, err = source.Resolve(ctx, client, opts.Source)
+		snap, err = source.Resolve(ctx, r.client, r.opts.Source)
 		return err
 	}); err != nil {
 		return nil, r.s3Error(err, "resolving the dump set")
@@ -177,19 +203,16 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if !snap.Complete {
 		return nil, errorf(ExitIntegrity, "refusing to fetch: %s (a dump set is fetched only once its completion marker or manifest is present)", snap.Incomplete)
 	}
-	// A dated spec ("wikidata/*/") has been resolved to its newest complete directory.
-	opts.Source = snap.Spec
 	r.opts.Source = snap.Spec
-
-	if opts.ExpectRevision != "" && snap.Revision != opts.ExpectRevision {
-		return nil, errorf(ExitIntegrity, "the source changed: its revision is now %s, this build is for %s", snap.Revision, opts.ExpectRevision)
+	if want := r.opts.ExpectRevision; want != "" && snap.Revision != want {
+		return nil, errorf(ExitIntegrity, "the source changed: its revision is now %s, this build is for %s", snap.Revision, want)
 	}
+	return snap, nil
+}
 
-	// 2. Plan: local paths, what is already complete, what can be resumed, how to verify.
-	objs, err := r.plan(ctx, snap)
-	if err != nil {
-		return nil, err
-	}
+// checkSpace compares the free disk with what is still to be written, announces the plan,
+// and returns the objects still to fetch.
+func (r *runner) checkSpace(snap *source.Snapshot, objs []*object) ([]*object, error) {
 	var need, total, skippedBytes, resumable int64
 	var pending []*object
 	for _, o := range objs {
@@ -207,18 +230,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	r.metrics.ExpectedBytes.Set(float64(total))
 	r.metrics.ExpectedObjects.Set(float64(len(objs)))
 
-	// 3. Free disk against what is still to be written.
-	free, err := opts.FreeSpace(opts.Dest)
+	dest := r.opts.Dest
+	free, err := r.opts.FreeSpace(dest)
 	if err != nil {
-		return nil, errorf(ExitInternal, "checking free space on %s: %w", opts.Dest, err)
+		return nil, errorf(ExitInternal, "checking free space on %s: %w", dest, err)
 	}
 	if uint64(need) > free {
 		return nil, errorf(ExitNoSpace, "not enough disk space on %s: the dump set needs %d more bytes (%s) for %d object(s), %d bytes (%s) are free",
-			opts.Dest, need, humanBytes(need), len(pending), free, humanBytes(int64(free)))
+			dest, need, humanBytes(need), len(pending), free, humanBytes(int64(free)))
 	}
 	r.prog.Emit(EventPlan, "revision", snap.Revision, "objects", len(objs), "bytes", total,
 		"skipped_objects", len(objs)-len(pending), "skipped_bytes", skippedBytes, "resumed_bytes", resumable,
-		"bytes_to_fetch", total-skippedBytes-resumable, "free_bytes", free, "parallel", opts.Parallel, "part_size", opts.PartSize)
+		"bytes_to_fetch", total-skippedBytes-resumable, "free_bytes", free, "parallel", r.opts.Parallel, "part_size", r.opts.PartSize)
 	for _, o := range objs {
 		if o.skipped {
 			r.metrics.ObjectsTotal.WithLabelValues("skipped").Inc()
@@ -226,63 +249,48 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	r.bytes.Store(skippedBytes + resumable)
+	r.expectedBytes = total
+	return pending, nil
+}
 
-	// 4. Fetch: a pool of workers over (object, part) tasks in key order.
-	stopTicker := r.startTicker(total, int64(len(objs)))
-	type task struct {
-		o    *object
-		part int
-	}
-	tasks := make(chan task)
-	var wg sync.WaitGroup
-	for w := 0; w < opts.Parallel; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, opts.BufferSize)
+// fetchTask is one unit of the fetch: a part of an object, or a whole object (part -1,
+// an object without parts, e.g. empty).
+type fetchTask struct {
+	o    *object
+	part int
+}
+
+// fetch runs a pool of workers over the (object, part) tasks in key order. The first
+// error stops them all and is the fetch's.
+func (r *runner) fetch(ctx context.Context, pending []*object, objects int) error {
+	stopTicker := r.startTicker(r.expectedBytes, int64(objects))
+	tasks := make(chan fetchTask)
+	g, gctx := errgroup.WithContext(ctx)
+	for w := 0; w < r.opts.Parallel; w++ {
+		g.Go(func() error {
+			buf := make([]byte, r.opts.BufferSize)
 			for t := range tasks {
-				if ctx.Err() != nil {
-					continue
-				}
-				complete := t.part < 0
-				if !complete {
-					if err := r.fetchPart(ctx, t.o, t.part, buf); err != nil {
-						r.fail(err)
-						continue
-					}
-					complete = r.partDone(t.o, t.part)
-				}
-				if complete {
-					if err := r.finalize(t.o, buf); err != nil {
-						r.fail(err)
-					}
+				if err := r.fetchTask(gctx, t, buf); err != nil {
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
-feed:
-	for _, o := range pending {
-		if len(o.parts) == 0 {
-			select {
-			case tasks <- task{o, -1}:
-			case <-ctx.Done():
-				break feed
-			}
-			continue
-		}
-		for i := range o.parts {
-			if o.done[i] {
-				continue
-			}
-			select {
-			case tasks <- task{o, i}:
-			case <-ctx.Done():
-				break feed
+	g.Go(func() error {
+		defer close(tasks)
+		for _, o := range pending {
+			for _, t := range o.tasks() {
+				select {
+				case tasks <- t:
+				case <-gctx.Done():
+					return nil
+				}
 			}
 		}
-	}
-	close(tasks)
-	wg.Wait()
+		return nil
+	})
+	err := g.Wait()
 	for _, o := range pending {
 		o.mu.Lock()
 		if o.file != nil {
@@ -292,24 +300,58 @@ feed:
 		o.mu.Unlock()
 	}
 	stopTicker()
-	if r.err != nil {
+	if err != nil {
 		r.metrics.ObjectsTotal.WithLabelValues("failed").Inc()
-		return nil, r.err
+		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, errorf(ExitTransient, "fetch interrupted: %w", err)
+		return errorf(ExitTransient, "fetch interrupted: %w", err)
 	}
+	return nil
+}
 
-	// 5. Report.
+// tasks are the object's parts still to fetch, or the whole object when it has no parts.
+func (o *object) tasks() []fetchTask {
+	if len(o.parts) == 0 {
+		return []fetchTask{{o, -1}}
+	}
+	var ts []fetchTask
+	for i := range o.parts {
+		if !o.done[i] {
+			ts = append(ts, fetchTask{o, i})
+		}
+	}
+	return ts
+}
+
+// fetchTask fetches a part and, once the object is complete, verifies and finalizes it.
+func (r *runner) fetchTask(ctx context.Context, t fetchTask, buf []byte) error {
+	complete := t.part < 0
+	if !complete {
+		if err := r.fetchPart(ctx, t.o, t.part, buf); err != nil {
+			return err
+		}
+		var err error
+		if complete, err = r.partDone(t.o, t.part); err != nil {
+			return err
+		}
+	}
+	if complete {
+		return r.finalize(t.o, buf)
+	}
+	return nil
+}
+
+// finish writes the report and removes the state directory: the report now records every
+// object, and the destination holds only the dump set.
+func (r *runner) finish(snap *source.Snapshot, objs []*object, started time.Time) (*Report, error) {
 	rep := r.report(snap, objs, started)
-	if opts.Report != "" {
-		if err := writeJSONAtomic(opts.Report, rep); err != nil {
+	if r.opts.Report != "" {
+		if err := writeJSONAtomic(r.opts.Report, rep); err != nil {
 			return nil, errorf(ExitInternal, "writing report: %w", err)
 		}
 	}
-	// The report now records every object: the state directory (done records, empty part
-	// directories) is no longer needed, and the destination holds only the dump set.
-	if err := os.RemoveAll(filepath.Join(opts.Dest, StateDirName)); err != nil {
+	if err := os.RemoveAll(filepath.Join(r.opts.Dest, StateDirName)); err != nil {
 		r.prog.Emit(EventWarning, "message", "cannot remove the fetch state directory: "+err.Error())
 	}
 	r.prog.Emit(EventDone, "revision", rep.Revision, "objects", rep.Totals.Objects, "bytes", rep.Totals.Bytes,
@@ -317,13 +359,6 @@ feed:
 		"skipped_objects", rep.Totals.SkippedObjects, "duration_seconds", rep.DurationSeconds,
 		"rate_bytes_per_second", rep.BytesPerSecond)
 	return rep, nil
-}
-
-func (r *runner) fail(err error) {
-	r.errOnce.Do(func() {
-		r.err = err
-		r.cancel()
-	})
 }
 
 // s3Error maps an endpoint error to an exit code with a clear message.
@@ -671,9 +706,6 @@ func (r *runner) fetchPart(ctx context.Context, o *object, i int, buf []byte) er
 			attempt = 0 // progress was made: the error budget starts over
 		}
 		if source.Classify(err) != source.Transient || attempt >= r.opts.Retries || ctx.Err() != nil {
-			if ctx.Err() != nil && r.err != nil {
-				return r.err
-			}
 			return r.s3Error(fmt.Errorf("object %s bytes %d-%d: %w", o.src.Key, sp.off+written, sp.off+sp.n-1, err), "fetching")
 		}
 		if !r.backoff(ctx, fmt.Sprintf("get %s part %d/%d", o.src.Key, i+1, len(o.parts)), attempt, err) {
@@ -720,7 +752,7 @@ func (r *runner) readRange(ctx context.Context, o *object, f *os.File, off, n in
 }
 
 // partDone records part i of o as on disk; it reports whether the object is complete.
-func (r *runner) partDone(o *object, i int) bool {
+func (r *runner) partDone(o *object, i int) (bool, error) {
 	o.mu.Lock()
 	o.done[i] = true
 	o.remaining--
@@ -737,13 +769,12 @@ func (r *runner) partDone(o *object, i int) bool {
 	}
 	o.mu.Unlock()
 	if saveErr != nil {
-		r.fail(r.localError(saveErr, "recording progress of "+o.rel))
-		return false
+		return false, r.localError(saveErr, "recording progress of "+o.rel)
 	}
 	if r.opts.OnPart != nil {
 		r.opts.OnPart(PartEvent{Key: o.src.Key, Part: i, Parts: len(o.parts), Offset: o.parts[i].off, Bytes: o.parts[i].n})
 	}
-	return complete
+	return complete, nil
 }
 
 // finalize verifies a complete partial file and renames it into place.

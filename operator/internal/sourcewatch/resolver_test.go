@@ -7,7 +7,7 @@ import (
 	"time"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
-	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/controller"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/dumpset"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/sourcewatch"
 )
 
@@ -18,13 +18,13 @@ func TestSpecForMapsTheSource(t *testing.T) {
 		Include: []string{"*.rdf.xz"}, InsecureSkipTLSVerify: true,
 		Completion: &rdfv1.CompletionSpec{Manifest: &rdfv1.ManifestSpec{Key: "uniprot/*/RELEASE.sha256"}},
 	}}}
-	s := sourcewatch.SpecFor(bl, controller.SourceAccess{CABundle: []byte("PEM")})
+	s := sourcewatch.SpecFor(bl, dumpset.Access{CABundle: []byte("PEM")})
 	if s.Endpoint != "https://s3.example.org" || s.Bucket != "dumps" || s.Prefix != "uniprot/*/" || s.Manifest != "uniprot/*/RELEASE.sha256" ||
 		s.Marker != "" || len(s.Keys) != 1 || s.Include[0] != "*.rdf.xz" || !s.Insecure || string(s.CAPEM) != "PEM" {
 		t.Fatalf("spec %+v", s)
 	}
 	bl.Spec.Source.Completion = &rdfv1.CompletionSpec{Marker: "uniprot/*/DONE"}
-	if s := sourcewatch.SpecFor(bl, controller.SourceAccess{}); s.Marker != "uniprot/*/DONE" || s.Manifest != "" {
+	if s := sourcewatch.SpecFor(bl, dumpset.Access{}); s.Marker != "uniprot/*/DONE" || s.Manifest != "" {
 		t.Fatalf("marker spec %+v", s)
 	}
 }
@@ -32,7 +32,7 @@ func TestSpecForMapsTheSource(t *testing.T) {
 // A spec the watcher cannot use is an error (a condition), not a revision.
 func TestResolveRejectsAnUnusableSpec(t *testing.T) {
 	bl := &rdfv1.BulkLoad{Spec: rdfv1.BulkLoadSpec{Source: rdfv1.SourceSpec{Endpoint: "https://s3.example.org", Bucket: "dumps", Prefix: "p/"}}}
-	rev, err := sourcewatch.New().Resolve(context.Background(), bl, controller.SourceAccess{}, controller.SettleState{}, time.Now())
+	rev, err := sourcewatch.New().Resolve(context.Background(), bl, dumpset.Access{}, dumpset.Settle{}, time.Now())
 	if err == nil || rev.ID != "" || !strings.Contains(err.Error(), "marker") {
 		t.Fatalf("revision %+v, error %v", rev, err)
 	}

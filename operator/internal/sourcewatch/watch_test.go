@@ -25,6 +25,7 @@ import (
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/controller"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/dumpset"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/miniotest"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/source"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/sourcewatch"
@@ -47,7 +48,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // countingResolver counts the listings, so the test knows a re-list happened.
 type countingResolver struct {
-	inner controller.SourceResolver
+	inner dumpset.Resolver
 	calls atomic.Int64
 	// clock is the controller's (the settle clock runs on it).
 	clock *fakeClock
@@ -55,7 +56,7 @@ type countingResolver struct {
 
 func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)} }
 
-func (c *countingResolver) Resolve(ctx context.Context, bl *rdfv1.BulkLoad, a controller.SourceAccess, prev controller.SettleState, now time.Time) (controller.Revision, error) {
+func (c *countingResolver) Resolve(ctx context.Context, bl *rdfv1.BulkLoad, a dumpset.Access, prev dumpset.Settle, now time.Time) (dumpset.Revision, error) {
 	defer c.calls.Add(1)
 	return c.inner.Resolve(ctx, bl, a, prev, now)
 }

@@ -22,17 +22,26 @@ const AnnotationServedRevision = "rdf.bulkload.io/served-revision"
 // served-revision annotation); GitOps tools are told to ignore what it manages.
 const FieldManager = "rdf-bulkload-operator"
 
-// HandoffPodTemplate returns a copy of a workload's pod template whose volume
-// volumeName mounts claimName. The volume's previous source (emptyDir, an older
-// claim...) is replaced, not merged. Server-side apply cannot remove a source another
-// manager owns (a Volume is a union the apply merge does not clear: applying a
-// persistentVolumeClaim next to a chart's emptyDir is refused as two sources), so the
-// caller patches with this template first and then applies HandoffApply.
-func HandoffPodTemplate(tmpl *corev1.PodTemplateSpec, volumeName, claimName, revision string) (*corev1.PodTemplateSpec, error) {
+// Handoff is the part of the serving workload the operator owns: its pod template's
+// volume Volume mounts Claim, restored from the snapshot of Revision, and the template is
+// annotated with the revision it serves.
+type Handoff struct {
+	Volume   string
+	Claim    string
+	Revision string
+}
+
+// PodTemplate returns a copy of a workload's pod template that holds the handoff. The
+// volume's previous source (emptyDir, an older claim...) is replaced, not merged.
+// Server-side apply cannot remove a source another manager owns (a Volume is a union the
+// apply merge does not clear: applying a persistentVolumeClaim next to a chart's emptyDir
+// is refused as two sources), so the caller patches with this template first and then
+// applies Apply's configuration.
+func (h Handoff) PodTemplate(tmpl *corev1.PodTemplateSpec) (*corev1.PodTemplateSpec, error) {
 	out := tmpl.DeepCopy()
 	for i := range out.Spec.Volumes {
 		v := &out.Spec.Volumes[i]
-		if v.Name != volumeName {
+		if v.Name != h.Volume {
 			continue
 		}
 		readOnly := false
@@ -40,46 +49,58 @@ func HandoffPodTemplate(tmpl *corev1.PodTemplateSpec, volumeName, claimName, rev
 			readOnly = v.PersistentVolumeClaim.ReadOnly
 		}
 		v.VolumeSource = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-			ClaimName: claimName, ReadOnly: readOnly,
+			ClaimName: h.Claim, ReadOnly: readOnly,
 		}}
 		if out.Annotations == nil {
 			out.Annotations = map[string]string{}
 		}
-		out.Annotations[AnnotationServedRevision] = ShortRevision(revision)
+		out.Annotations[AnnotationServedRevision] = ShortRevision(h.Revision)
 		return out, nil
 	}
-	return nil, fmt.Errorf("the serving workload has no volume %q in spec.template.spec.volumes to hand the database to", volumeName)
+	return nil, fmt.Errorf("the serving workload has no volume %q in spec.template.spec.volumes to hand the database to", h.Volume)
 }
 
-// HandoffApply is the server-side apply configuration of the handoff: only the volume
-// entry volumeName (volumes merge by their name key, so the workload's other volumes
-// stay with their owners) and the served-revision annotation. kind is Deployment or
-// StatefulSet.
-func HandoffApply(kind, namespace, name, volumeName, claimName, revision string, readOnly bool) runtime.ApplyConfiguration {
-	pvc := corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(claimName)
-	if readOnly {
-		pvc.WithReadOnly(true)
+// Apply is the server-side apply configuration of the handoff to workload (a Deployment
+// or a StatefulSet): only the volume entry (volumes merge by their name key, so the
+// workload's other volumes stay with their owners) and the served-revision annotation.
+// The volume keeps the read-only flag the workload's template gives it.
+func (h Handoff) Apply(workload runtime.Object) (runtime.ApplyConfiguration, error) {
+	var meta metav1.ObjectMeta
+	var tmpl *corev1.PodTemplateSpec
+	switch w := workload.(type) {
+	case *appsv1.Deployment:
+		meta, tmpl = w.ObjectMeta, &w.Spec.Template
+	case *appsv1.StatefulSet:
+		meta, tmpl = w.ObjectMeta, &w.Spec.Template
+	default:
+		return nil, fmt.Errorf("cannot hand a database to a %T", workload)
 	}
-	tmpl := corev1ac.PodTemplateSpec().
-		WithAnnotations(map[string]string{AnnotationServedRevision: ShortRevision(revision)}).
-		WithSpec(corev1ac.PodSpec().WithVolumes(corev1ac.Volume().WithName(volumeName).WithPersistentVolumeClaim(pvc)))
-	if kind == "StatefulSet" {
-		return appsv1ac.StatefulSet(name, namespace).WithSpec(appsv1ac.StatefulSetSpec().WithTemplate(tmpl))
+	pvc := corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(h.Claim)
+	for _, v := range tmpl.Spec.Volumes {
+		if v.Name == h.Volume && v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly {
+			pvc.WithReadOnly(true)
+		}
 	}
-	return appsv1ac.Deployment(name, namespace).WithSpec(appsv1ac.DeploymentSpec().WithTemplate(tmpl))
+	tmplAC := corev1ac.PodTemplateSpec().
+		WithAnnotations(map[string]string{AnnotationServedRevision: ShortRevision(h.Revision)}).
+		WithSpec(corev1ac.PodSpec().WithVolumes(corev1ac.Volume().WithName(h.Volume).WithPersistentVolumeClaim(pvc)))
+	if _, ok := workload.(*appsv1.StatefulSet); ok {
+		return appsv1ac.StatefulSet(meta.Name, meta.Namespace).WithSpec(appsv1ac.StatefulSetSpec().WithTemplate(tmplAC)), nil
+	}
+	return appsv1ac.Deployment(meta.Name, meta.Namespace).WithSpec(appsv1ac.DeploymentSpec().WithTemplate(tmplAC)), nil
 }
 
-// HandedOff says whether the template mounts claimName, and nothing else, as volumeName
-// and is annotated with revision: what the handoff set and a drift undoes.
-func HandedOff(tmpl *corev1.PodTemplateSpec, volumeName, claimName, revision string) bool {
-	if tmpl.Annotations[AnnotationServedRevision] != ShortRevision(revision) {
+// Holds says whether the template mounts the claim, and nothing else, as the volume and
+// is annotated with the revision: what the handoff set and a drift undoes.
+func (h Handoff) Holds(tmpl *corev1.PodTemplateSpec) bool {
+	if tmpl.Annotations[AnnotationServedRevision] != ShortRevision(h.Revision) {
 		return false
 	}
 	for _, v := range tmpl.Spec.Volumes {
-		if v.Name != volumeName {
+		if v.Name != h.Volume {
 			continue
 		}
-		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != claimName {
+		if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != h.Claim {
 			return false
 		}
 		others := v.VolumeSource

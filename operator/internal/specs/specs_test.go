@@ -402,20 +402,21 @@ func TestNodeBound(t *testing.T) {
 	}
 }
 
-func TestHandedOffAndRollout(t *testing.T) {
+func TestHandoffHoldsAndRollout(t *testing.T) {
 	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
 		{Name: "db", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}}}
-	if HandedOff(tmpl, "db", "c", "rev") {
+	h := Handoff{Volume: "db", Claim: "c", Revision: "rev"}
+	if h.Holds(tmpl) {
 		t.Error("an emptyDir is not the handoff")
 	}
-	got, _ := HandoffPodTemplate(tmpl, "db", "c", "rev")
-	if !HandedOff(got, "db", "c", "rev") || HandedOff(got, "db", "other", "rev") || HandedOff(got, "db", "c", "rev2") {
-		t.Error("HandedOff")
+	got, _ := h.PodTemplate(tmpl)
+	if !h.Holds(got) || (Handoff{Volume: "db", Claim: "other", Revision: "rev"}).Holds(got) || (Handoff{Volume: "db", Claim: "c", Revision: "rev2"}).Holds(got) {
+		t.Error("Holds")
 	}
 	both := got.DeepCopy()
 	both.Spec.Volumes[0].EmptyDir = &corev1.EmptyDirVolumeSource{}
-	if HandedOff(both, "db", "c", "rev") {
+	if h.Holds(both) {
 		t.Error("a second source is a drift")
 	}
 
@@ -453,7 +454,7 @@ func TestHandoffPodTemplate(t *testing.T) {
 		{Name: "db", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}}}
 	before, _ := json.Marshal(tmpl)
-	got, err := HandoffPodTemplate(tmpl, "db", "wikidata-db-1", "rev")
+	got, err := (Handoff{Volume: "db", Claim: "wikidata-db-1", Revision: "rev"}).PodTemplate(tmpl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,14 +472,44 @@ func TestHandoffPodTemplate(t *testing.T) {
 		t.Error("ServedClaim")
 	}
 	// Idempotent: the second handoff of the same claim changes nothing.
-	again, _ := HandoffPodTemplate(got, "db", "wikidata-db-1", "rev")
+	again, _ := (Handoff{Volume: "db", Claim: "wikidata-db-1", Revision: "rev"}).PodTemplate(got)
 	a, _ := json.Marshal(again)
 	b, _ := json.Marshal(got)
 	if string(a) != string(b) {
 		t.Error("handoff must be idempotent")
 	}
-	if _, err := HandoffPodTemplate(tmpl, "missing", "c", "rev"); err == nil || !strings.Contains(err.Error(), `no volume "missing"`) {
+	if _, err := (Handoff{Volume: "missing", Claim: "c", Revision: "rev"}).PodTemplate(tmpl); err == nil || !strings.Contains(err.Error(), `no volume "missing"`) {
 		t.Errorf("missing volume: %v", err)
+	}
+}
+
+// The apply configuration names only the handoff's fields: the volume by its name key
+// (with the read-only flag the workload gives it) and the annotation, on the workload's kind.
+func TestHandoffApplyNamesOnlyTheHandoff(t *testing.T) {
+	h := Handoff{Volume: "db", Claim: "wikidata-db-1", Revision: "rev"}
+	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+		{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+		{Name: "db", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "old", ReadOnly: true}}},
+	}}}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "fuseki"}, Spec: appsv1.StatefulSetSpec{Template: tmpl}}
+	ac, err := h.Apply(sts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(ac)
+	want := `{"kind":"StatefulSet","apiVersion":"apps/v1","metadata":{"name":"fuseki","namespace":"ns"},"spec":{"template":{"metadata":{"annotations":{"rdf.bulkload.io/served-revision":"` +
+		ShortRevision("rev") + `"}},"spec":{"volumes":[{"name":"db","persistentVolumeClaim":{"claimName":"wikidata-db-1","readOnly":true}}]}}}}`
+	if string(got) != want {
+		t.Errorf("apply configuration\n got %s\nwant %s", got, want)
+	}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "fuseki"}}
+	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "db", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	ac, _ = h.Apply(d)
+	if got, _ := json.Marshal(ac); !strings.Contains(string(got), `"kind":"Deployment"`) || strings.Contains(string(got), "readOnly") {
+		t.Errorf("a Deployment's handoff: %s", got)
+	}
+	if _, err := h.Apply(&corev1.Pod{}); err == nil {
+		t.Error("a Pod is not a serving workload")
 	}
 }
 

@@ -2,136 +2,24 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/dumpset"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/source"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/status"
 )
-
-// Revision is the identity of a complete dump set. Equal IDs mean the same inputs;
-// a build is started for each ID that differs from the last one built.
-type Revision struct {
-	// ID is empty while no complete (and settled) dump set exists.
-	ID string
-	// Reason and Message explain an empty ID (e.g. Incomplete, Settling), for conditions.
-	Reason  string
-	Message string
-	// Source says whether ID is a digest of the source listing (the fetch step can
-	// then refuse a dump set that changed since) rather than of the spec.
-	Source bool
-	// Listing is the source listing's revision the fetch step checks (ID without the
-	// trigger.rebuild token; set when Source).
-	Listing string
-	// Settle is what the next poll needs of this one (kept in status.source).
-	Settle SettleState
-}
-
-// SettleState is the settle clock of a watched source: the fingerprint of its listing
-// and since when that has been unchanged.
-type SettleState struct {
-	Fingerprint string
-	Since       time.Time
-}
-
-// SourceAccess is what a resolver needs to list the source: the credentials and CA
-// from the Secret/ConfigMap the spec names. It never appears in logs or status.
-type SourceAccess struct {
-	AccessKeyID     string
-	SecretAccessKey string
-	CABundle        []byte
-}
-
-// String keeps the secret out of any formatted output.
-func (a SourceAccess) String() string {
-	if a.AccessKeyID == "" {
-		return "anonymous"
-	}
-	return "access key " + a.AccessKeyID
-}
-
-// GoString keeps the secret out of %#v too.
-func (a SourceAccess) GoString() string { return "controller.SourceAccess{" + a.String() + "}" }
-
-// SourceResolver resolves the dump set a BulkLoad in watch mode should be built
-// from: it lists the source once, checks the completion marker or manifest and the
-// settle period (given what the previous poll left, prev, and the time, now), and
-// returns the revision (or an empty ID while incomplete or settling). It must return
-// when ctx ends.
-type SourceResolver interface {
-	Resolve(ctx context.Context, bl *rdfv1.BulkLoad, access SourceAccess, prev SettleState, now time.Time) (Revision, error)
-}
-
-// ManualRevision is the revision of a manual-trigger BulkLoad: a digest of every
-// spec field that changes what is built (source, database, loader, fetch, validate),
-// and trigger.rebuild's token. Changes to retention, serving or retry settings do not
-// rebuild, nor do database.scratchSize and loader.skipPlanCheck (see sizingCleared).
-func ManualRevision(bl *rdfv1.BulkLoad) Revision {
-	spec := sizingCleared(&bl.Spec)
-	buildInputs := struct {
-		Source   rdfv1.SourceSpec   `json:"source"`
-		Database rdfv1.DatabaseSpec `json:"database"`
-		Loader   rdfv1.LoaderSpec   `json:"loader"`
-		Fetch    rdfv1.FetchSpec    `json:"fetch"`
-		Validate rdfv1.ValidateSpec `json:"validate"`
-	}{spec.Source, spec.Database, spec.Loader, spec.Fetch, spec.Validate}
-	// Marshalling plain structs cannot fail.
-	data, _ := json.Marshal(buildInputs)
-	sum := sha256.Sum256(data)
-	return Revision{ID: "spec:sha256:" + hex.EncodeToString(sum[:]) + rebuildSuffix(spec.Trigger.Rebuild)}
-}
-
-// sizingCleared is the spec without database.scratchSize and loader.skipPlanCheck, which
-// decide whether an attempt fits but leave the database unchanged: a larger scratch
-// expands the kept scratch volume, and the load resumes on it.
-func sizingCleared(spec *rdfv1.BulkLoadSpec) *rdfv1.BulkLoadSpec {
-	c := spec.DeepCopy()
-	c.Database.ScratchSize = nil
-	c.Loader.SkipPlanCheck = false
-	return c
-}
-
-// withRebuild adds trigger.rebuild to a watched source's revision, so that changing
-// it builds the same dump set again (under new volume and snapshot names), as in
-// manual mode.
-func withRebuild(rev Revision, rebuild string) Revision {
-	if rev.ID == "" || !rev.Source {
-		return rev
-	}
-	rev.Listing = rev.ID
-	rev.ID += rebuildSuffix(rebuild)
-	return rev
-}
-
-// rebuildSuffix is what trigger.rebuild adds to a revision ID ("" when it is empty).
-func rebuildSuffix(rebuild string) string {
-	if rebuild == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(rebuild))
-	return rebuildMark + hex.EncodeToString(sum[:8])
-}
-
-const rebuildMark = "+rebuild:"
-
-// withoutRebuild is a revision ID without its trigger.rebuild token: what was built
-// (the spec's build inputs, or the listing), not how often.
-func withoutRebuild(id string) string {
-	before, _, _ := strings.Cut(id, rebuildMark)
-	return before
-}
 
 // DefaultSourceListTimeout bounds one listing of a watched source (listing, manifest,
 // HEADs): the controller has one worker, which the listing holds meanwhile.
@@ -176,7 +64,7 @@ func (r *BulkLoadReconciler) pollSource(ctx context.Context, s *scope) {
 	}
 	if prev != nil && prev.LastListTime != nil && prev.ObservedGeneration == bl.Generation {
 		if due := prev.LastListTime.Add(interval); s.now.Before(due) {
-			s.wanted = Revision{ID: prev.Revision, Reason: prev.Reason, Message: prev.Message, Source: true}
+			s.wanted = dumpset.Revision{ID: prev.Revision, Reason: prev.Reason, Message: prev.Message, Source: true}
 			if prev.Revision == "" {
 				s.sourceProblem, s.sourceStalled = prev.Message, stallsOnSource(prev.Reason)
 			}
@@ -185,7 +73,7 @@ func (r *BulkLoadReconciler) pollSource(ctx context.Context, s *scope) {
 		}
 	}
 	s.requeue(interval)
-	var settle SettleState
+	var settle dumpset.Settle
 	if prev != nil {
 		settle.Fingerprint = prev.Fingerprint
 		if prev.UnchangedSince != nil {
@@ -229,10 +117,10 @@ func (r *BulkLoadReconciler) pollSource(ctx context.Context, s *scope) {
 }
 
 // listSource lists the source once, within the listing timeout.
-func (r *BulkLoadReconciler) listSource(ctx context.Context, bl *rdfv1.BulkLoad, settle SettleState, now time.Time) (Revision, error) {
+func (r *BulkLoadReconciler) listSource(ctx context.Context, bl *rdfv1.BulkLoad, settle dumpset.Settle, now time.Time) (dumpset.Revision, error) {
 	access, err := r.sourceAccess(ctx, bl)
 	if err != nil {
-		return Revision{}, err
+		return dumpset.Revision{}, err
 	}
 	timeout := r.SourceListTimeout
 	if timeout <= 0 {
@@ -243,9 +131,9 @@ func (r *BulkLoadReconciler) listSource(ctx context.Context, bl *rdfv1.BulkLoad,
 	rev, err := r.Resolver.Resolve(lctx, bl, access, settle, now)
 	if err != nil {
 		if lctx.Err() == context.DeadlineExceeded {
-			return Revision{}, fmt.Errorf("cannot list the source within %s (the listing, the manifest and the objects it names): %w", timeout, err)
+			return dumpset.Revision{}, fmt.Errorf("cannot list the source within %s (the listing, the manifest and the objects it names): %w", timeout, err)
 		}
-		return Revision{}, fmt.Errorf("cannot list the source: %w", err)
+		return dumpset.Revision{}, fmt.Errorf("cannot list the source: %w", err)
 	}
 	return rev, nil
 }
@@ -277,4 +165,36 @@ func (p *sourcePolls) forget(uid types.UID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.last, uid)
+}
+
+// sourceAccess reads the credentials and CA the spec names, for the resolver.
+func (r *BulkLoadReconciler) sourceAccess(ctx context.Context, bl *rdfv1.BulkLoad) (dumpset.Access, error) {
+	var a dumpset.Access
+	src := &bl.Spec.Source
+	if ref := src.CredentialsSecretRef; ref != nil {
+		sec := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: ref.Name}, sec); err != nil {
+			return a, fmt.Errorf("cannot read the credentials Secret %s: %w", ref.Name, err)
+		}
+		idKey, secretKey := orDefault(ref.AccessKeyIDKey, "AWS_ACCESS_KEY_ID"), orDefault(ref.SecretAccessKeyKey, "AWS_SECRET_ACCESS_KEY")
+		a.AccessKeyID, a.SecretAccessKey = string(sec.Data[idKey]), string(sec.Data[secretKey])
+		if a.AccessKeyID == "" || a.SecretAccessKey == "" {
+			return a, fmt.Errorf("the credentials Secret %s lacks key %s or %s: %w", ref.Name, idKey, secretKey, errSecretKeyMissing)
+		}
+	}
+	switch {
+	case src.CASecretRef != nil:
+		sec := &corev1.Secret{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: src.CASecretRef.Name}, sec); err != nil {
+			return a, fmt.Errorf("cannot read the CA Secret %s: %w", src.CASecretRef.Name, err)
+		}
+		a.CABundle = sec.Data[orDefault(src.CASecretRef.Key, specs.CAFileName)]
+	case src.CAConfigMapRef != nil:
+		cm := &corev1.ConfigMap{}
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: src.CAConfigMapRef.Name}, cm); err != nil {
+			return a, fmt.Errorf("cannot read the CA ConfigMap %s: %w", src.CAConfigMapRef.Name, err)
+		}
+		a.CABundle = []byte(cm.Data[orDefault(src.CAConfigMapRef.Key, specs.CAFileName)])
+	}
+	return a, nil
 }

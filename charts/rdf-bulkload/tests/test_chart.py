@@ -220,10 +220,15 @@ def test_fuseki_keeps_serving_through_a_handoff():
     assert dep['spec']['strategy'] == {'type': 'RollingUpdate', 'rollingUpdate': {'maxSurge': 1, 'maxUnavailable': 0}}, \
         dep['spec']['strategy']
     c = dep['spec']['template']['spec']['containers'][0]
-    probe = c['readinessProbe']['httpGet']
-    assert probe['path'] == '/wd/query?query=ASK%7B%7D' and probe['port'] == 'http', probe
+    script = c['readinessProbe']['exec']['command']
+    assert script[:2] == ['sh', '-c'] and 'http://127.0.0.1:3030/wd/query?query=ASK%7B%7D' in script[2], script
     assert c['args'][-1] == '/wd', 'the probe queries the dataset Fuseki serves'
-    assert c['livenessProbe']['httpGet']['path'] == '/$/ping'
+    assert c['livenessProbe']['httpGet']['path'] == '/$/ping' and c['livenessProbe']['timeoutSeconds'] >= 5
+    off = find(objects(render(None, 'fuseki.enabled=true', 'fuseki.dataset=wd', 'fuseki.readinessChecksRevision=false')),
+               'Deployment', 'rdf-bulkload-fuseki')[0]['spec']['template']['spec']['containers'][0]
+    probe = off['readinessProbe']['httpGet']
+    assert probe['path'] == '/wd/query?query=ASK%7B%7D' and probe['port'] == 'http', probe
+    assert not any(e['name'] == 'SERVED_REVISION' for e in off['env']), off['env']
     # a stopping pod answers until the Service no longer routes to it
     assert c['lifecycle'] == {'preStop': {'sleep': {'seconds': 5}}}, c.get('lifecycle')
     c = find(objects(render(None, 'fuseki.enabled=true', 'fuseki.preStopSleepSeconds=0')), 'Deployment', 'rdf-bulkload-fuseki')[0]
@@ -231,6 +236,55 @@ def test_fuseki_keeps_serving_through_a_handoff():
     for bad in ('fuseki.replicas=2',):
         r = subprocess.run([HELM, 'template', 'x', CHART, '--set', 'fuseki.enabled=true', '--set', bad], capture_output=True, text=True)
         assert r.returncode != 0 and 'replicas' in r.stderr, (bad, r.stderr)
+
+
+def test_fuseki_is_ready_only_on_the_handed_off_revision():
+    """The readiness check runs as written in the chart: before the first handoff (no
+    served-revision annotation) the dataset's answer decides; after it, only a database whose
+    build report names the handed-off revision (the fetch step's buildRevision, copied into the
+    report by the loader) is Ready, so a pod on the chart's emptyDir or on another revision's
+    volume gets no query."""
+    import json
+    import tempfile
+    objs = objects(render(None, 'fuseki.enabled=true'))
+    c = find(objs, 'Deployment', 'rdf-bulkload-fuseki')[0]['spec']['template']['spec']['containers'][0]
+    env = {e['name']: e for e in c['env']}
+    handoff_go = open(os.path.join(ROOT, 'operator/internal/specs/handoff.go')).read()
+    assert 'AnnotationServedRevision = "rdf.bulkload.io/served-revision"' in handoff_go
+    assert env['SERVED_REVISION']['valueFrom']['fieldRef']['fieldPath'] == "metadata.annotations['rdf.bulkload.io/served-revision']"
+    fetch_go = open(os.path.join(ROOT, 'operator/internal/fetch/report.go')).read()
+    assert 'json:"buildRevision,omitempty"' in fetch_go, 'the report field the probe greps'
+    script = c['readinessProbe']['exec']['command'][2]
+    db = '/fuseki/databases/db'
+    assert db + '/bulkload-report.json' in script, script
+    with tempfile.TemporaryDirectory() as tmp:
+        bindir, dbdir = os.path.join(tmp, 'bin'), os.path.join(tmp, 'db')
+        os.makedirs(bindir)
+        os.makedirs(dbdir)
+        calls = os.path.join(tmp, 'calls')
+        stub = os.path.join(bindir, 'busybox')   # stands in for busybox wget: the dataset answers
+        with open(stub, 'w') as f:
+            f.write('#!/bin/sh\necho "$@" >> %s\n' % calls)
+        os.chmod(stub, 0o755)
+        local = script.replace(db, dbdir)
+
+        def ready(revision, report):
+            path = os.path.join(dbdir, 'bulkload-report.json')
+            if os.path.exists(path):
+                os.remove(path)
+            if report is not None:
+                with open(path, 'w') as f:
+                    json.dump(report, f, indent=2)   # the loader writes it pretty-printed
+            e = dict(os.environ, PATH=bindir + ':/usr/bin:/bin', SERVED_REVISION=revision)
+            return subprocess.run(['sh', '-c', local], env=e, capture_output=True, text=True).returncode == 0
+
+        built = {'statements': 3, 'source': {'revision': 'sha256:ab', 'buildRevision': '0123456789'}}
+        assert ready('', None), 'before the first handoff the empty dataset serves'
+        assert ready('0123456789', built), 'the handed-off revision'
+        assert not ready('0123456789', None), "the chart's emptyDir after a handoff"
+        assert not ready('9876543210', built), "another revision's database"
+        assert ready('0123456789', {'source': {'revision': 'sha256:ab'}}), 'a build from before reports named the revision'
+        assert open(calls).read().count('wget') == 3, 'the dataset is asked only when the revision matches'
 
 
 def test_workflow_service_account():

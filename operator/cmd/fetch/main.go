@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		metricsLinger        time.Duration
 		showVersion          bool
 		expectRevision       string
+		buildRevision        string
 	)
 	fs.StringVar(&spec.Endpoint, "endpoint", "", "S3 endpoint URL, e.g. https://s3.example.org or http://minio:9000 (required)")
 	fs.StringVar(&spec.Bucket, "bucket", "", "bucket (required)")
@@ -93,6 +94,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.DurationVar(&retryBase, "retry-base", time.Second, "first retry delay (doubles each retry, at most 30s)")
 	fs.DurationVar(&progEvery, "progress-interval", 5*time.Second, "interval of JSON progress lines on stderr")
 	fs.StringVar(&expectRevision, "expect-revision", "", "fail (exit 3) unless the source revision is this one (e.g. status.sourceRevision)")
+	fs.StringVar(&buildRevision, "build-revision", "", "record this build revision in the report (buildRevision; the operator's short revision)")
 	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: rdf-bulkload-fetch --endpoint URL --bucket B [--prefix P] [--key K ...] [--include GLOB ...]\n"+
@@ -173,7 +175,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	_, err = fetch.Run(ctx, fetch.Options{
 		Source: spec, Creds: creds, Dest: dest, Report: report, Parallel: parallel, PartSize: ps,
 		Retries: retries, RetryBase: retryBase, Progress: out, ProgressInterval: progEvery, Metrics: m, Version: version,
-		OnPart: testHookOnPart, ExpectRevision: expectRevision,
+		OnPart: testHookOnPart, ExpectRevision: expectRevision, BuildRevision: buildRevision,
 	})
 	if err != nil {
 		return fail(fetch.ExitCode(err), err)

@@ -110,7 +110,7 @@ func TestCLIFetchesAndReports(t *testing.T) {
 	dest, report := filepath.Join(dir, "in"), filepath.Join(dir, "fetch-report.json")
 	res := runCLI(t, []string{"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey},
 		"--endpoint", srv.Endpoint(), "--bucket", "dumps", "--prefix", "uniprot/2026_05/", "--include", "*.nt.gz",
-		"--marker", "uniprot/2026_05/DONE", "--dest", dest, "--report", report, "--parallel", "3", "--part-size", "1Mi",
+		"--marker", "uniprot/2026_05/DONE", "--dest", dest, "--report", report, "--parallel", "3", "--part-size", "1Mi", "--build-revision", "0123456789",
 		"--progress-interval", "10ms")
 	if res.code != 0 {
 		t.Fatalf("exit %d:\n%s", res.code, res.stderr)
@@ -126,7 +126,9 @@ func TestCLIFetchesAndReports(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &rep) != nil {
 		t.Fatalf("report unreadable: %v", err)
 	}
-	if rep.Totals.Objects != 2 || !strings.HasPrefix(rep.Revision, "sha256:") || rep.Source.Marker != "uniprot/2026_05/DONE" {
+	// The build revision rides in the report into the database's build report, where the
+	// serving pod's readiness check reads it.
+	if rep.Totals.Objects != 2 || !strings.HasPrefix(rep.Revision, "sha256:") || rep.Source.Marker != "uniprot/2026_05/DONE" || rep.BuildRevision != "0123456789" {
 		t.Errorf("report %+v", rep)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(res.stderr), "\n") {

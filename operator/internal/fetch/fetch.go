@@ -64,6 +64,11 @@ type Options struct {
 	// ExpectRevision, when set, must equal the resolved source revision: the build fetches
 	// exactly the dump set the operator decided to build, or fails (exit 3).
 	ExpectRevision string
+	// BuildRevision is the operator's short revision of the build (its volumes', snapshot's and
+	// the serving template's served-revision label), recorded in the report: the loader copies
+	// the report into the database's build report, where a serving pod's readiness check
+	// finds which revision the database it opened holds.
+	BuildRevision string
 }
 
 // PartEvent describes one part written to disk.
@@ -954,7 +959,7 @@ func (r *runner) report(snap *source.Snapshot, objs []*object, started time.Time
 		Tool: "rdf-bulkload-fetch", Version: r.opts.Version,
 		Source: ReportSource{Endpoint: spec.SafeEndpoint(), Bucket: spec.Bucket, Prefix: spec.Prefix, Keys: spec.Keys,
 			Include: spec.Include, Marker: snap.MarkerKey, Manifest: snap.ManifestKey, ManifestSHA256: snap.ManifestDigest},
-		Revision: snap.Revision, Destination: r.opts.Dest, StartedAt: started, FinishedAt: finished,
+		Revision: snap.Revision, BuildRevision: r.opts.BuildRevision, Destination: r.opts.Dest, StartedAt: started, FinishedAt: finished,
 		DurationSeconds: finished.Sub(started).Seconds(),
 	}
 	for _, o := range objs {

@@ -13,6 +13,7 @@ type Report struct {
 	Version         string         `json:"version,omitempty"`
 	Source          ReportSource   `json:"source"`
 	Revision        string         `json:"revision"`
+	BuildRevision   string         `json:"buildRevision,omitempty"`
 	Destination     string         `json:"destination"`
 	StartedAt       time.Time      `json:"startedAt"`
 	FinishedAt      time.Time      `json:"finishedAt"`

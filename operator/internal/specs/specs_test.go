@@ -118,6 +118,8 @@ func TestWorkflowStepsAndArguments(t *testing.T) {
 		"--endpoint", "https://s3.example.org", "--bucket", "dumps", "--prefix", "wd/", "--key", "extra/a.nt.gz",
 		"--include", "*.nt.gz", "--include", "*.ttl", "--manifest", "wd/SHA256SUMS",
 		"--ca-file", "/etc/rdf-bulkload/ca/ca.crt", "--expect-revision", "sha256:abc",
+		// the label the serving pod's readiness check finds in the database's build report
+		"--build-revision", ShortRevision("rev-1"),
 		"--dest", "/scratch/input", "--report", "/scratch/fetch-report.json", "--metrics-addr", "0.0.0.0:9184",
 	}
 	if strings.Join(fetch.Container.Args, " ") != strings.Join(wantFetch, " ") {

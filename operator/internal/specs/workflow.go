@@ -235,7 +235,8 @@ func fetchTemplate(bl *rdfv1.BulkLoad, p BuildParams) wfv1.Template {
 	if expectRevision != "" {
 		args = append(args, "--expect-revision", expectRevision)
 	}
-	args = append(args, "--dest", FetchDestPath, "--report", FetchReportPath, "--metrics-addr", stepMetricsAddr)
+	args = append(args, "--build-revision", ShortRevision(p.Revision),
+		"--dest", FetchDestPath, "--report", FetchReportPath, "--metrics-addr", stepMetricsAddr)
 	if p.StepMetricsLinger > 0 {
 		args = append(args, "--metrics-linger", p.StepMetricsLinger.String())
 	}

@@ -364,7 +364,8 @@ func (s *suite) installChart(ctx context.Context) {
 		"--set", "loaderImage.repository=" + ldRepo, "--set", "loaderImage.tag=" + ldTag,
 		"--set", "loaderImage.pullPolicy=" + pull,
 		"--set", "fuseki.enabled=true", "--set", "fuseki.image.pullPolicy=" + pull,
-		"--set", "fuseki.javaOptions=-Xmx512m", "--set", "fuseki.resources.requests.memory=768Mi",
+		// the chart's heap default (half the limit: 512 MiB) and page cache for the rest
+		"--set", "fuseki.resources.requests.memory=768Mi",
 		"--set", "fuseki.resources.limits.memory=1Gi",
 		"--set", "argo.workflowServiceAccount.create=true",
 		// Prometheus here scrapes the build pods every second, after discovery's 5 s batching

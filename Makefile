@@ -53,6 +53,7 @@ lint-rust: ## cargo fmt --check (workspace and fuzz targets), cargo clippy over 
 	cd $(LOADER_DIR)/fuzz && $(CARGO) fmt --all --check
 	cd $(LOADER_DIR) && nice $(CARGO) clippy --locked --workspace --all-targets --features rdf-bulkload/failpoints -- -D warnings
 	python3 hack/test_check_rust_layering.py
+	python3 hack/check-rust-layering.py loader-image/crates
 
 .PHONY: lint-go
 lint-go: ## gofmt -l (empty), go vet and golangci-lint (.golangci.yml; built from the Go module proxy) in every Go module.

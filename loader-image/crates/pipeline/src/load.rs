@@ -7,18 +7,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use extsort::SpillDir;
-use rdf_input::detect;
+use rdf_input::{detect, InputFile};
 
 use crate::build::{self, Build, Setup, Timer};
-use crate::checkpoint::{Checkpoint, CHECKPOINT_FILE};
+use crate::checkpoint::{BuildIdentity, Checkpoint, CHECKPOINT_FILE};
 use crate::error::LoadError;
-use crate::events::{log_event, StateEvent};
 use crate::input_files;
 use crate::monitor::Monitor;
 use crate::options::LoadOptions;
 use crate::phases;
 use crate::plan;
-use crate::progress::Progress;
+use crate::progress::{log_event, Progress, StateEvent};
 use crate::report::Report;
 use crate::rerun::{already_complete, checkpoint_to_resume, complete_database, identity};
 use crate::workdir::{LoadLock, Places};
@@ -55,16 +54,7 @@ pub fn load_then(opts: &LoadOptions, done: impl FnOnce(&Result<Report, LoadError
 fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report, LoadError> {
     let started = Instant::now();
     let timer = Timer::new(started, progress);
-    if opts.inputs.is_empty() {
-        return Err(LoadError::Usage("no input files".into()));
-    }
-    let mut files = Vec::with_capacity(opts.inputs.len());
-    for p in input_files::expand_inputs(&opts.inputs)? {
-        files.push(detect(&p).map_err(|e| LoadError::InputMissing { path: p.clone(), source: e })?);
-    }
-    if files.is_empty() {
-        return Err(LoadError::Usage("the input directories hold no files".into()));
-    }
+    let files = detect_inputs(opts)?;
     let rejects_path = opts.rejects.clone().unwrap_or_else(|| {
         let mut s = opts.loc.clone().into_os_string();
         s.push(".rejects.jsonl");
@@ -130,14 +120,60 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
     }
 
     // Read up front: a bad --source-report must not cost a whole load.
-    let source = match &opts.source_report {
+    let source = read_source_report(opts)?;
+    let (cp, spill) = open_work(&places, resumed, identity, progress)?;
+    progress.set_spill(&spill);
+    let result = if cp.finished {
+        // Killed between the last checkpoint and the rename: the database is complete.
+        phases::finish::put_finished_in_place(opts, &places, build::resumed_after(&cp))
+    } else {
+        let setup = Setup { opts, files: &files, rejects_path: &rejects_path, places: &places, spill: &spill };
+        Build::new(setup, cp, timer, source, started).and_then(|mut b| run_phases(&mut b))
+    };
+    if let Err(e) = &result {
+        keep_work_if_resumable(e, &spill, &places, progress);
+    }
+    result
+}
+
+/// The input files, each detected (syntax, compression): the paths given, directories
+/// expanded.
+fn detect_inputs(opts: &LoadOptions) -> Result<Vec<InputFile>, LoadError> {
+    if opts.inputs.is_empty() {
+        return Err(LoadError::Usage("no input files".into()));
+    }
+    let mut files = Vec::with_capacity(opts.inputs.len());
+    for p in input_files::expand_inputs(&opts.inputs)? {
+        files.push(detect(&p).map_err(|e| LoadError::InputMissing { path: p.clone(), source: e })?);
+    }
+    if files.is_empty() {
+        return Err(LoadError::Usage("the input directories hold no files".into()));
+    }
+    Ok(files)
+}
+
+/// The fetch step's report (`--source-report`), if given.
+fn read_source_report(opts: &LoadOptions) -> Result<Option<serde_json::Value>, LoadError> {
+    match &opts.source_report {
         Some(p) => {
             let text = fs::read_to_string(p).map_err(|e| LoadError::InputMissing { path: p.clone(), source: e })?;
-            Some(serde_json::from_str(&text).map_err(|e| LoadError::Usage(format!("{}: not JSON: {e}", p.display())))?)
+            Ok(Some(
+                serde_json::from_str(&text).map_err(|e| LoadError::Usage(format!("{}: not JSON: {e}", p.display())))?,
+            ))
         }
-        None => None,
-    };
+        None => Ok(None),
+    }
+}
 
+/// The checkpoint and work directory the build goes on with: the earlier run's (`resumed`),
+/// when its work directory still holds every file the checkpoint names, or else new ones
+/// (and a fresh build directory).
+fn open_work(
+    places: &Places,
+    resumed: Option<Checkpoint>,
+    identity: BuildIdentity,
+    progress: &Progress,
+) -> Result<(Checkpoint, Arc<SpillDir>), LoadError> {
     let reopened = resumed.and_then(|cp| {
         match SpillDir::reopen(&places.work_parent, &places.work_name, &cp.live_files(), &[CHECKPOINT_FILE]) {
             Ok(spill) => Some((cp, spill)),
@@ -181,39 +217,32 @@ fn load_monitored(opts: &LoadOptions, progress: Arc<Progress>) -> Result<Report,
             (Checkpoint::new(identity, &places.building), spill)
         }
     };
-    progress.set_spill(&spill);
-    let result = if cp.finished {
-        // Killed between the last checkpoint and the rename: the database is complete.
-        phases::finish::put_finished_in_place(opts, &places, build::resumed_after(&cp))
-    } else {
-        let setup = Setup { opts, files: &files, rejects_path: &rejects_path, places: &places, spill: &spill };
-        Build::new(setup, cp, timer, source, started).and_then(|mut b| run_phases(&mut b))
-    };
-    if let Err(e) = &result {
-        // A stop that a rerun can resume (a signal, a full disk, a transient I/O error) keeps
-        // the work up to the last checkpoint; anything else leaves no trace.
-        let resumable = e.keeps_checkpoint();
-        match Checkpoint::read(spill.path()) {
-            Ok(Some(cp)) if resumable => {
-                spill.preserve();
-                log_event(
-                    progress,
-                    StateEvent::Resumable,
-                    spill.path(),
-                    &format!(
-                        "the work up to the checkpoint after {} is kept here and in {}; run the same command again to resume \
-                         (--fresh to start over)",
-                        cp.last_step(),
-                        places.building.display()
-                    ),
-                );
-            }
-            _ => {
-                let _ = fs::remove_dir_all(&places.building);
-            }
+    Ok((cp, spill))
+}
+
+/// After a failed build: a stop that a rerun can resume (a signal, a full disk, a transient
+/// I/O error) keeps the work up to the last checkpoint; anything else leaves no trace.
+fn keep_work_if_resumable(e: &LoadError, spill: &SpillDir, places: &Places, progress: &Progress) {
+    let resumable = e.keeps_checkpoint();
+    match Checkpoint::read(spill.path()) {
+        Ok(Some(cp)) if resumable => {
+            spill.preserve();
+            log_event(
+                progress,
+                StateEvent::Resumable,
+                spill.path(),
+                &format!(
+                    "the work up to the checkpoint after {} is kept here and in {}; run the same command again to resume \
+                     (--fresh to start over)",
+                    cp.last_step(),
+                    places.building.display()
+                ),
+            );
+        }
+        _ => {
+            let _ = fs::remove_dir_all(&places.building);
         }
     }
-    result
 }
 
 /// The phases of a build, each ending with its checkpoint.

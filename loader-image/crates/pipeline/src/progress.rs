@@ -7,6 +7,7 @@
 //! through a small event queue so that a renderer sees every phase, however short.
 
 use std::collections::VecDeque;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -14,8 +15,13 @@ use std::time::{Duration, Instant};
 use extsort::SpillDir;
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
 
+use crate::events::JsonEvent;
 use crate::failpoint::crash_point;
-use crate::plan::ESTIMATE_MARGIN;
+
+/// How far off the plan's statement estimate may be before the load says so
+/// ([`Progress::check_plan`], event `plan_off`): what `plan` aims for on a dump whose start is
+/// unlike the rest.
+pub const ESTIMATE_MARGIN: f64 = 0.10;
 
 /// The phases of a load, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -270,13 +276,9 @@ impl Progress {
             if end { "the input has" } else { "already parsed" },
             off * 100.0
         );
-        let json = crate::events::Event::PlanOff {
-            planned_statements: planned,
-            statements,
-            final_count: end,
-            message: message.clone(),
-        }
-        .json_line();
+        let json =
+            JsonEvent::PlanOff { planned_statements: planned, statements, final_count: end, message: message.clone() }
+                .json_line();
         self.note(json, format!("warning: {message}"));
     }
 
@@ -452,6 +454,28 @@ impl Snapshot {
         let eta = (f > 0.0).then(|| self.phase_seconds * (1.0 - f) / f);
         (f, eta)
     }
+}
+
+/// The load's own state changes (not progress), for the renderers: a JSON line, or text
+/// on a terminal.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum StateEvent {
+    Resuming,
+    Resumable,
+    CheckpointDiscarded,
+    AlreadyComplete,
+}
+
+/// Tells the renderers about a state change of the load at `path`.
+pub(crate) fn log_event(progress: &Progress, event: StateEvent, path: &Path, message: &str) {
+    let (path_text, message_text) = (path.display().to_string(), message.to_string());
+    let e = match event {
+        StateEvent::Resuming => JsonEvent::Resuming { path: path_text, message: message_text },
+        StateEvent::Resumable => JsonEvent::Resumable { path: path_text, message: message_text },
+        StateEvent::CheckpointDiscarded => JsonEvent::CheckpointDiscarded { path: path_text, message: message_text },
+        StateEvent::AlreadyComplete => JsonEvent::AlreadyComplete { path: path_text, message: message_text },
+    };
+    progress.note(e.json_line(), format!("{message} ({})", path.display()));
 }
 
 /// Resident set size of this process now (from /proc/self/statm; 0 where unavailable).

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::events::{fields, Event as JsonEvent};
+use crate::events::{fields, JsonEvent};
 use crate::progress::{failed, index_names, peak_rss_bytes, Event, Phase, Progress, Snapshot};
 
 impl Snapshot {

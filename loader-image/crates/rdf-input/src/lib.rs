@@ -15,6 +15,7 @@ pub mod sample;
 mod substitute;
 pub mod term_rules;
 mod terse;
+#[cfg(any(test, feature = "test-oracle"))]
 #[doc(hidden)]
 pub mod terse_check;
 

@@ -65,11 +65,6 @@ impl Phase {
             _ => Phase::Done,
         }
     }
-    fn from_name(name: &str) -> Option<Phase> {
-        [Phase::Plan, Phase::Parse, Phase::Nodes, Phase::Indexes, Phase::Finish, Phase::Done]
-            .into_iter()
-            .find(|p| p.name() == name)
-    }
     pub(crate) fn next(self) -> Phase {
         Phase::from_u8(self as u8 + 1)
     }
@@ -198,10 +193,8 @@ impl Progress {
         });
     }
 
-    /// Ends the phase called `name` (a `timer.lap` name) after `seconds`, and enters the
-    /// next one (after "finish": done).
-    pub fn end_phase(&self, name: &str, seconds: f64) {
-        let phase = Phase::from_name(name).unwrap_or_else(|| self.phase());
+    /// Ends `phase` after `seconds`, and enters the next one (after finish: done).
+    pub fn end_phase(&self, phase: Phase, seconds: f64) {
         if phase == Phase::Parse {
             self.check_plan(true);
         }
@@ -512,11 +505,11 @@ mod tests {
     fn phases_advance_in_order_and_every_one_is_an_event() {
         let p = Progress::new(1 << 30);
         p.start_phase(Phase::Parse);
-        p.end_phase("parse", 1.5);
+        p.end_phase(Phase::Parse, 1.5);
         assert_eq!(p.phase(), Phase::Nodes);
-        p.end_phase("nodes", 0.5);
-        p.end_phase("indexes", 0.25);
-        p.end_phase("finish", 0.125);
+        p.end_phase(Phase::Nodes, 0.5);
+        p.end_phase(Phase::Indexes, 0.25);
+        p.end_phase(Phase::Finish, 0.125);
         assert_eq!(p.phase(), Phase::Done);
         let names: Vec<String> = p
             .take_events()
@@ -554,7 +547,7 @@ mod tests {
         assert!(plan_off_notes(&p).is_empty());
         p.parse_job_done(20, 0, 0); // 1110: beyond it
         p.parse_job_done(500, 0, 0);
-        p.end_phase("parse", 1.0);
+        p.end_phase(Phase::Parse, 1.0);
         let notes = plan_off_notes(&p);
         assert_eq!(notes.len(), 1, "{notes:?}");
         let v: serde_json::Value = serde_json::from_str(&notes[0]).unwrap();
@@ -566,7 +559,7 @@ mod tests {
         p.start_parse(100, 0);
         p.parse_job_done(850, 0, 0);
         assert!(plan_off_notes(&p).is_empty());
-        p.end_phase("parse", 1.0);
+        p.end_phase(Phase::Parse, 1.0);
         let notes = plan_off_notes(&p);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("\"final_count\":true") && notes[0].contains("-15%"), "{}", notes[0]);
@@ -575,7 +568,7 @@ mod tests {
         p.planned_statements.store(1000, Ordering::Relaxed);
         p.start_parse(100, 0);
         p.parse_job_done(950, 0, 0);
-        p.end_phase("parse", 1.0);
+        p.end_phase(Phase::Parse, 1.0);
         assert!(plan_off_notes(&p).is_empty());
     }
 }

@@ -19,7 +19,7 @@ use crate::dict::Remap;
 use crate::error::LoadError;
 use crate::failpoint::crash_point;
 use crate::phases::nodes::NodeTable;
-use crate::progress::Progress;
+use crate::progress::{Phase, Progress};
 use crate::tuples::Logged;
 
 /// What the index phase leaves to the finish phase.
@@ -49,7 +49,7 @@ pub(crate) fn run(b: &mut Build<'_>, parse: &ParseState, nodes: NodeTable) -> Re
     };
     let done: BTreeMap<String, IndexState> = cp.lock().expect("checkpoint").indexes.clone();
     if todo == 0 {
-        b.timer.resumed("indexes", earlier_seconds);
+        b.timer.resumed(Phase::Indexes, earlier_seconds);
     } else {
         let remap = match nodes.remap {
             Some(r) => r,
@@ -70,7 +70,7 @@ pub(crate) fn run(b: &mut Build<'_>, parse: &ParseState, nodes: NodeTable) -> Re
         };
         build_indexes(&sources, b.threads, nodes.state.rdf_type, &done, &on_index_done)
             .map_err(|e| LoadError::from_output_io("building indexes", e))?;
-        b.timer.lap("indexes");
+        b.timer.lap(Phase::Indexes);
     }
     b.opts.check_interrupt()?;
     let cp = cp.into_inner().expect("checkpoint");

@@ -3,20 +3,22 @@
 //! log encoded tuples. The phase ends with the dictionary and the logs durable in the work
 //! directory, described by a [`ParseState`] for the checkpoint.
 
+mod lines;
+mod read;
+mod statements;
+mod whole;
+
 use std::collections::HashSet;
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use extsort::SpillDir;
-use rdf_input::fastline::{parse_fast_line, FastLine, FastStatement};
-use rdf_input::{
-    parse_chunk, parse_file, parse_line_chunk, parse_terse_from, BlankLabels, Chunk, ChunkEnd, InputFile, LineChunker,
-    Rejected, Split, TerseChunk, TerseSplitter,
-};
+use rdf_input::term_rules::WarningKind;
+use rdf_input::{BlankLabels, Chunk, InputFile, Rejected, TerseChunk};
 
 use crate::budget::CHUNK_BYTES;
 use crate::build::{save_checkpoint, Build};
@@ -25,13 +27,16 @@ use crate::dict::Dictionary;
 use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use crate::error::LoadError;
 use crate::failpoint::crash_point;
-use crate::input::{open_input, RawDigest, ReadAhead};
+use crate::input::RawDigest;
 use crate::options::{LoadOptions, OnError};
-use crate::progress::Progress;
+use crate::progress::{Phase, Progress};
 use crate::tuples::TupleLog;
-use crate::unreadable;
 use crate::warnings::{find_term, written_term, Tally, WarningExample, Warnings};
-use rdf_input::term_rules::WarningKind;
+
+use lines::parse_lines_job;
+use read::produce;
+use statements::parse_terse_chunk;
+use whole::parse_whole_job;
 
 enum Job {
     Lines {
@@ -452,392 +457,6 @@ struct Encoders<'d> {
     fast: FastEncoder<'d>,
 }
 
-/// Parses a chunk of N-Triples/N-Quads line by line, by the fast path where it can and by
-/// the full parser where it cannot; true when it is done.
-fn parse_lines_job(
-    sh: &ParseShared<'_>,
-    file: usize,
-    chunk: &Chunk,
-    out: &mut WorkerOutput,
-    encoders: &mut Encoders<'_>,
-    job_warnings: &mut Warnings,
-    on_reject: &mut dyn FnMut(Rejected) -> Result<(), Stop>,
-) -> bool {
-    let Encoders { full: enc, fast } = encoders;
-    let mut scope = blank_scope(file, &sh.files[file]);
-    let syntax = sh.files[file].syntax;
-    let quads = syntax.has_graphs();
-    // UTF-8 is checked once for the whole chunk; only a chunk that is not valid is
-    // checked line by line.
-    let whole_chunk_utf8 = std::str::from_utf8(&chunk.data).is_ok();
-    for (this_line, line) in (chunk.first_line..).zip(lines(&chunk.data)) {
-        let text = if whole_chunk_utf8 {
-            // SAFETY: the chunk is valid UTF-8, and a newline (ASCII) is never part
-            // of a multi-byte sequence, so each piece between two is valid too.
-            Some(unsafe { std::str::from_utf8_unchecked(line) })
-        } else {
-            std::str::from_utf8(line).ok()
-        };
-        if let Some(text) = text {
-            match parse_fast_line(text, quads) {
-                FastLine::Empty => continue,
-                FastLine::Statement(st) => match fast.statement(&st, &mut scope, quads) {
-                    Ok(Some(e)) => {
-                        if let Err(e) = out.emit(Ok(e)) {
-                            sh.fail(LoadError::from_output_io("spilling tuples", e));
-                            return false;
-                        }
-                        place_in_line(sh, file, &mut fast.tally, text, this_line, job_warnings);
-                        continue;
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
-                        sh.fail(LoadError::from_output_io("spilling the dictionary", e));
-                        return false;
-                    }
-                },
-                FastLine::Fallback => {}
-            }
-        }
-        // The full parser decides this line: its statement or its error.
-        let mut refused = None;
-        let mut conflict = None;
-        let res = parse_line_chunk(
-            syntax,
-            line,
-            this_line,
-            |q| {
-                if let Err(r) = unreadable::check_quad(&q) {
-                    refused = Some(r);
-                    return Ok(());
-                }
-                conflict = sh.direction_conflict(&q, file, |suffix| {
-                    let text = String::from_utf8_lossy(line).trim_end_matches('\r').to_string();
-                    (this_line, crate::rdf12::column_in_line(&text, suffix), text)
-                });
-                if conflict.is_some() {
-                    return Ok(());
-                }
-                out.emit(enc.quad(&q, &mut scope, quads)).map_err(|e| {
-                    sh.fail(LoadError::from_output_io("spilling", e));
-                    Stop
-                })
-            },
-            &mut *on_reject,
-        );
-        let res = match refused {
-            Some(r) if res.is_ok() => on_reject(unreadable::line_reject(line, this_line, r)),
-            _ => res,
-        };
-        let res = res.and_then(|()| conflict.take().map_or(Ok(()), &mut *on_reject));
-        if res.is_err() {
-            return false;
-        }
-        let text = String::from_utf8_lossy(line);
-        place_in_line(sh, file, &mut enc.tally, &text, this_line, job_warnings);
-    }
-    true
-}
-
-/// Parses a file whole (RDF/XML, or Turtle/TriG whose split was wrong); whether it is done,
-/// or `None` when it could not be opened (the phase fails).
-fn parse_whole_job(
-    sh: &ParseShared<'_>,
-    file: usize,
-    out: &mut WorkerOutput,
-    enc: &mut Encoder<'_>,
-    on_reject: &mut dyn FnMut(Rejected) -> Result<(), Stop>,
-) -> Option<bool> {
-    let strict = sh.opts.on_error == OnError::Strict;
-    let f = &sh.files[file];
-    let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
-        Ok(r) => ReadAhead::spawn(r),
-        Err(e) => {
-            sh.fail(sh.input_error(file, e));
-            return None;
-        }
-    };
-    // A Turtle/TriG file parsed whole names its blank nodes as its chunks do.
-    let mut scope = blank_scope(file, f);
-    let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
-    let mut refused = Vec::new();
-    let window = crate::rdf12::ReadWindow::shared();
-    let reader = crate::rdf12::WindowTee { inner: reader, window: window.clone() };
-    let on_reject = std::cell::RefCell::new(on_reject);
-    let res = parse_file(
-        f.syntax,
-        reader,
-        Some(&base),
-        |q| {
-            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
-                return Err(Stop);
-            }
-            if let Err(r) = unreadable::check_quad(&q) {
-                refused.push(r);
-                return if strict { Err(Stop) } else { Ok(()) };
-            }
-            if let Some(r) = sh.direction_conflict(&q, file, |suffix| window.borrow_mut().locate(suffix)) {
-                return (on_reject.borrow_mut())(r);
-            }
-            out.emit(enc.quad(&q, &mut scope, f.syntax.has_graphs())).map_err(|e| {
-                sh.fail(LoadError::from_output_io("spilling", e));
-                Stop
-            })
-        },
-        |r| (on_reject.borrow_mut())(r),
-    );
-    // Refused literals become rejects once their positions are found.
-    let res = match res {
-        Err(Ok(e)) => Err(Ok(e)),
-        res if !refused.is_empty() => match unreadable::locate(f, refused) {
-            Err(e) => Err(Ok(e)),
-            Ok(rejects) => match rejects.into_iter().try_for_each(|r| (on_reject.borrow_mut())(r)) {
-                Err(Stop) => Err(Err(Stop)),
-                Ok(()) => res,
-            },
-        },
-        res => res,
-    };
-    Some(match res {
-        Ok(prefixes) => {
-            sh.prefixes.lock().expect("prefixes").push((file, prefixes));
-            true
-        }
-        Err(Ok(e)) => {
-            sh.fail(sh.input_error(file, e));
-            false
-        }
-        Err(Err(Stop)) => false,
-    })
-}
-
-/// Parses one chunk of a Turtle/TriG file; true when it is done. A chunk that the parser
-/// does not end where the splitter cut it (`ChunkEnd::Dirty`) stops the phase: in strict
-/// mode with the error a sequential parse from the chunk's start finds (exactly the error
-/// of a sequential load); otherwise (skip mode, or no error there), as the chunks after it
-/// may already be logged as parsed on their own, for [`run`] to start the phase over with
-/// the file parsed whole (never a database of statements parsed wrongly).
-fn parse_terse_chunk(
-    sh: &ParseShared<'_>,
-    file: usize,
-    chunk: &TerseChunk,
-    out: &mut WorkerOutput,
-    enc: &mut Encoder<'_>,
-    fast: &mut FastEncoder<'_>,
-    on_reject: &mut dyn FnMut(Rejected) -> Result<(), Stop>,
-) -> bool {
-    let f = &sh.files[file];
-    let strict = sh.opts.on_error == OnError::Strict;
-    // Shared by the statements oxttl gives and those the fast path reads.
-    let out = std::cell::RefCell::new(out);
-    let scope = std::cell::RefCell::new(blank_scope(file, f));
-    let mut refused = Vec::new();
-    let window = std::cell::RefCell::new(None);
-    let on_reject = std::cell::RefCell::new(on_reject);
-    let res = parse_chunk(
-        f.syntax.has_graphs(),
-        chunk,
-        &mut |q| {
-            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
-                return Err(Stop);
-            }
-            if let Err(r) = unreadable::check_quad(&q) {
-                refused.push(r);
-                return if strict { Err(Stop) } else { Ok(()) };
-            }
-            let locate = |suffix: &str| {
-                let mut w = window.borrow_mut();
-                let w = w.get_or_insert_with(|| {
-                    crate::rdf12::ReadWindow::over(&chunk.data, chunk.start.position, chunk.start.offset)
-                });
-                w.locate(suffix)
-            };
-            if let Some(r) = sh.direction_conflict(&q, file, locate) {
-                return (on_reject.borrow_mut())(r);
-            }
-            out.borrow_mut().emit(enc.quad(&q, &mut scope.borrow_mut(), f.syntax.has_graphs())).map_err(|e| {
-                sh.fail(LoadError::from_output_io("spilling", e));
-                Stop
-            })
-        },
-        &mut |r| (on_reject.borrow_mut())(r),
-        Some(&mut |st: &[FastStatement<'_>]| {
-            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
-                return Err(Stop);
-            }
-            let encoded = match fast.statements(st, &mut scope.borrow_mut(), f.syntax.has_graphs()) {
-                Ok(Some(encoded)) => encoded,
-                Ok(None) => return Ok(false), // a new term fails its check: oxttl decides
-                Err(e) => {
-                    sh.fail(LoadError::from_output_io("spilling the dictionary", e));
-                    return Err(Stop);
-                }
-            };
-            for &e in encoded {
-                out.borrow_mut().emit(Ok(e)).map_err(|e| {
-                    sh.fail(LoadError::from_output_io("spilling tuples", e));
-                    Stop
-                })?;
-            }
-            Ok(true)
-        }),
-    );
-    // Refused literals become rejects once their positions in the chunk are found.
-    if !refused.is_empty() {
-        let rejects = unreadable::locate_in(&chunk.data[..], chunk.start.position, refused);
-        if rejects.into_iter().try_for_each(|r| (on_reject.borrow_mut())(r)).is_err() {
-            return false;
-        }
-    }
-    // Tests force a wrong cut (failpoint.rs): real input gives none to test with.
-    let res = match res {
-        Ok(ChunkEnd::Clean) if crate::failpoint::forced("parse.terse_dirty", chunk.seq) => Ok(ChunkEnd::Dirty),
-        res => res,
-    };
-    match res {
-        Ok(ChunkEnd::Clean) => true,
-        Err(Stop) => false,
-        Ok(ChunkEnd::Dirty) => {
-            if strict {
-                // The error a sequential parse finds from the chunk's start is the
-                // sequential load's.
-                let reader = rdf_input::open_decompressed(&f.path, f.compression).and_then(|mut r| {
-                    io::copy(&mut (&mut r).take(chunk.start.offset), &mut io::sink())?;
-                    Ok(r)
-                });
-                let found = match reader {
-                    Ok(r) => parse_terse_from(f.syntax, r, &chunk.start, |_| Ok(()), Err),
-                    Err(e) => Err(Ok(e)),
-                };
-                match found {
-                    Err(Err(r)) => {
-                        let _ = (on_reject.borrow_mut())(r);
-                        return false;
-                    }
-                    Err(Ok(e)) => {
-                        sh.fail(sh.input_error(file, e));
-                        return false;
-                    }
-                    Ok(_) => {}
-                }
-            }
-            // Chunks after this one may already be logged as parsed on their own: `run`
-            // starts the phase over with this file parsed whole.
-            sh.split_wrong.lock().expect("split").get_or_insert((file, chunk.start.position.line));
-            sh.cancelled.store(true, Ordering::SeqCst);
-            false
-        }
-    }
-}
-
-/// Reads input files and cuts them into chunks by their syntax's split kind: line-based
-/// files at newlines, Turtle/TriG files into chunks of whole statements (this thread does the
-/// decompression); RDF/XML files are handed to a worker whole. Several producers share the
-/// files.
-fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: &AtomicUsize) {
-    loop {
-        let file = next_file.fetch_add(1, Ordering::SeqCst);
-        let Some(f) = sh.files.get(file) else { return };
-        if sh.skipped(file, 0) {
-            return;
-        }
-        let go_on = match f.syntax.split() {
-            // A file whose cut went wrong in the run resumed is parsed whole.
-            _ if sh.resumed.whole_files.contains(&file) => send_whole(sh, &tx, file),
-            Split::Whole(_) => send_whole(sh, &tx, file),
-            Split::Statements => send_statement_chunks(sh, &tx, file),
-            Split::Lines => send_line_chunks(sh, &tx, file),
-        };
-        if !go_on {
-            return;
-        }
-    }
-}
-
-/// Hands file `file` to a worker to parse whole, unless the run resumed had parsed it. False
-/// when the producer is to stop.
-fn send_whole(sh: &ParseShared<'_>, tx: &crossbeam_channel::Sender<Job>, file: usize) -> bool {
-    if sh.resumed.files_done.contains_key(&file) {
-        sh.raw_bytes_read.fetch_add(sh.files[file].size, Ordering::Relaxed); // parsed by the run resumed
-        return true;
-    }
-    tx.send(Job::Whole { file }).is_ok()
-}
-
-/// Opens file `file` for a producer to cut; None when it cannot (the load has failed).
-fn open_to_cut(sh: &ParseShared<'_>, file: usize) -> Option<Box<dyn Read + Send>> {
-    match open_input(&sh.files[file], sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
-        Ok(r) => Some(r),
-        Err(e) => {
-            sh.fail(sh.input_error(file, e));
-            None
-        }
-    }
-}
-
-/// Cuts a Turtle/TriG file into chunks of whole statements for the workers. False when the
-/// producer is to stop.
-fn send_statement_chunks(sh: &ParseShared<'_>, tx: &crossbeam_channel::Sender<Job>, file: usize) -> bool {
-    let f = &sh.files[file];
-    let Some(reader) = open_to_cut(sh, file) else { return false };
-    // The splitter applies the directives itself (the chunks resumed need no parse for the
-    // state the next ones start in) and gives the file's prefix declarations.
-    let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
-    let mut splitter = match TerseSplitter::new(f.syntax.has_graphs(), reader, Some(&base), terse_chunk_bytes()) {
-        Ok(s) => s,
-        Err(e) => {
-            sh.fail(sh.input_error(file, e));
-            return false;
-        }
-    };
-    if !send_chunks(sh, tx, file, || splitter.next_chunk(), |c| c.seq, |chunk| Job::Terse { file, chunk }) {
-        return false;
-    }
-    sh.prefixes.lock().expect("prefixes").push((file, splitter.declared().to_vec()));
-    true
-}
-
-/// Cuts an N-Triples/N-Quads file into chunks at newlines for the workers. False when the
-/// producer is to stop.
-fn send_line_chunks(sh: &ParseShared<'_>, tx: &crossbeam_channel::Sender<Job>, file: usize) -> bool {
-    let Some(reader) = open_to_cut(sh, file) else { return false };
-    let mut chunker = LineChunker::new(reader, CHUNK_BYTES);
-    send_chunks(sh, tx, file, || chunker.next_chunk(), |c| c.seq, |chunk| Job::Lines { file, chunk })
-}
-
-/// Hands one file's chunks to the workers, leaving out those the run resumed had parsed.
-/// False when the producer is to stop: the load failed, or skip mode's limit cut it short.
-fn send_chunks<C>(
-    sh: &ParseShared<'_>,
-    tx: &crossbeam_channel::Sender<Job>,
-    file: usize,
-    mut next: impl FnMut() -> io::Result<Option<C>>,
-    seq: impl Fn(&C) -> u64,
-    job: impl Fn(C) -> Job,
-) -> bool {
-    loop {
-        match next() {
-            Ok(Some(chunk)) => {
-                let s = seq(&chunk);
-                if sh.skipped(file, s) {
-                    return false;
-                }
-                if sh.chunks_done.contains(&(file, s)) {
-                    continue; // parsed by the run resumed
-                }
-                if tx.send(job(chunk)).is_err() {
-                    return false;
-                }
-            }
-            Ok(None) => return true,
-            Err(e) => {
-                sh.fail(sh.input_error(file, e));
-                return false;
-            }
-        }
-    }
-}
-
 fn write_rejects(path: &Path, sh_files: &[InputFile], rejects: &mut [RejectState]) -> io::Result<()> {
     rejects.sort_by_key(|r| (r.file, r.line, r.column));
     let mut w = BufWriter::new(File::create(path)?);
@@ -1116,7 +735,7 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
     let progress = b.progress();
     progress.start_parse(b.files.iter().map(|f| f.size).sum(), b.budget.tuple_buffer_bytes(b.threads));
     if let Some(p) = b.checkpoint.parse.clone() {
-        b.timer.resumed("parse", p.seconds);
+        b.timer.resumed(Phase::Parse, p.seconds);
         return Ok(p);
     }
     let mut resumed = b.checkpoint.parse_partial.take().unwrap_or_default();
@@ -1158,31 +777,8 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
         .json_line();
         progress.note(json, p.warnings.log_lines().join("\n"));
     }
-    p.seconds = b.timer.lap("parse");
+    p.seconds = b.timer.lap(Phase::Parse);
     b.checkpoint.parse = Some(p.clone());
     b.save_checkpoint()?;
     Ok(p)
-}
-
-/// The lines of a chunk, as `split(|&b| b == b'\n')` gives them (the piece after the last
-/// newline included, empty when the chunk ends with one), found with `memchr`: the slice
-/// split tests one byte at a time, which cost a worker ~4% of its time.
-fn lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut start = 0;
-    memchr::memchr_iter(b'\n', data).chain(std::iter::once(data.len())).map(move |end| {
-        let line = &data[start..end];
-        start = end + 1;
-        line
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn lines_are_the_pieces_split_gives() {
-        for data in [&b""[..], b"\n", b"a", b"a\n", b"\n\na", b"<s> <p> <o> .\n<s> <p> \"x\" .\r\n", b"x\n\ny\nz\n\n"] {
-            let want: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-            assert_eq!(super::lines(data).collect::<Vec<_>>(), want, "{:?}", String::from_utf8_lossy(data));
-        }
-    }
 }

@@ -48,10 +48,12 @@ SHELL_SCRIPTS := .ci/run $(wildcard hack/*.sh) loader-image/validate/rdf-bulkloa
 lint: lint-rust lint-go lint-shell verify-docs ## rustfmt --check, clippy -D warnings, gofmt, go vet, golangci-lint, shellcheck, doc paths (make fmt fixes formatting).
 
 .PHONY: lint-rust
-lint-rust: ## cargo fmt --check (workspace and fuzz targets), cargo clippy over all targets with -D warnings.
+lint-rust: ## cargo fmt --check (workspace and fuzz targets), cargo clippy over all targets with -D warnings, layering check (module cycles, long functions).
 	cd $(LOADER_DIR) && $(CARGO) fmt --all --check
 	cd $(LOADER_DIR)/fuzz && $(CARGO) fmt --all --check
 	cd $(LOADER_DIR) && nice $(CARGO) clippy --locked --workspace --all-targets --features rdf-bulkload/failpoints -- -D warnings
+	python3 hack/test_check_rust_layering.py
+	python3 hack/check-rust-layering.py loader-image/crates
 
 .PHONY: lint-go
 lint-go: ## gofmt -l (empty), go vet and golangci-lint (.golangci.yml; built from the Go module proxy) in every Go module.

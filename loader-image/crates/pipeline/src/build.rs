@@ -13,7 +13,7 @@ use crate::budget::MemoryPlan;
 use crate::checkpoint::Checkpoint;
 use crate::error::LoadError;
 use crate::options::LoadOptions;
-use crate::progress::Progress;
+use crate::progress::{Phase, Progress};
 use crate::report::PhaseReport;
 use crate::workdir::Places;
 
@@ -31,19 +31,19 @@ impl Timer {
     }
 
     /// Ends a phase; returns its seconds.
-    pub(crate) fn lap(&mut self, name: &str) -> f64 {
+    pub(crate) fn lap(&mut self, phase: Phase) -> f64 {
         let now = Instant::now();
         let seconds = (now - self.at).as_secs_f64();
-        self.progress.end_phase(name, seconds); // shown by the progress renderer
-        self.phases.push(PhaseReport { name: name.to_string(), seconds });
+        self.progress.end_phase(phase, seconds); // shown by the progress renderer
+        self.phases.push(PhaseReport { name: phase.name().to_string(), seconds });
         self.at = now;
         seconds
     }
 
     /// A phase an earlier run completed (its seconds from the checkpoint).
-    pub(crate) fn resumed(&mut self, name: &str, seconds: f64) {
-        self.progress.end_phase(name, seconds);
-        self.phases.push(PhaseReport { name: name.to_string(), seconds });
+    pub(crate) fn resumed(&mut self, phase: Phase, seconds: f64) {
+        self.progress.end_phase(phase, seconds);
+        self.phases.push(PhaseReport { name: phase.name().to_string(), seconds });
         self.at = Instant::now();
     }
 }

@@ -2,18 +2,15 @@
 //! `{"ts":"2026-11-25T03:40:00.123Z","event":"<name>",...fields}` (the fetch step writes the
 //! same envelope). A terminal gets text instead (crate::progress_bar).
 
-use std::path::Path;
 use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::progress::Progress;
-
 /// Every event, with its fields; `event` is the variant's snake_case name.
 #[derive(Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
-pub(crate) enum Event {
+pub(crate) enum JsonEvent {
     /// The plan check's estimate and verdict, before the build starts.
     Plan(Map<String, Value>),
     /// The numbers of the current phase (crate::progress::Snapshot).
@@ -23,7 +20,7 @@ pub(crate) enum Event {
     /// The last line: result, per-phase seconds, counts.
     Summary(Map<String, Value>),
     /// The statements parsed show the plan's estimate off by more than
-    /// plan::ESTIMATE_MARGIN: more already than it allowed for, or (`final_count`) a
+    /// progress::ESTIMATE_MARGIN: more already than it allowed for, or (`final_count`) a
     /// different count at the end of the parse phase. Once per load.
     PlanOff { planned_statements: u64, statements: u64, final_count: bool, message: String },
     /// A worker found a chunk of the Turtle/TriG input `path` (starting at `line`) cut wrongly
@@ -44,7 +41,7 @@ pub(crate) enum Event {
     AlreadyComplete { path: String, message: String },
 }
 
-impl Event {
+impl JsonEvent {
     /// The JSON line, stamped now.
     pub(crate) fn json_line(&self) -> String {
         self.json_line_at(SystemTime::now())
@@ -55,28 +52,6 @@ impl Event {
         // `ts` first, then the tag and the fields as serde writes them.
         format!("{{\"ts\":\"{}\",{}", humantime::format_rfc3339_millis(at), &body[1..])
     }
-}
-
-/// The load's own state changes (not progress), for the renderers: a JSON line, or text
-/// on a terminal.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum StateEvent {
-    Resuming,
-    Resumable,
-    CheckpointDiscarded,
-    AlreadyComplete,
-}
-
-/// Tells the renderers about a state change of the load at `path`.
-pub(crate) fn log_event(progress: &Progress, event: StateEvent, path: &Path, message: &str) {
-    let (path_text, message_text) = (path.display().to_string(), message.to_string());
-    let e = match event {
-        StateEvent::Resuming => Event::Resuming { path: path_text, message: message_text },
-        StateEvent::Resumable => Event::Resumable { path: path_text, message: message_text },
-        StateEvent::CheckpointDiscarded => Event::CheckpointDiscarded { path: path_text, message: message_text },
-        StateEvent::AlreadyComplete => Event::AlreadyComplete { path: path_text, message: message_text },
-    };
-    progress.note(e.json_line(), format!("{message} ({})", path.display()));
 }
 
 /// The fields of a JSON object (`json!({...})`), for the events that carry a map.
@@ -95,15 +70,15 @@ mod tests {
     #[test]
     fn every_line_starts_with_ts_and_event() {
         let at = UNIX_EPOCH + Duration::from_millis(1_795_578_000_123);
-        let line = Event::PhaseDone { phase: "nodes", seconds: 1.5 }.json_line_at(at);
+        let line = JsonEvent::PhaseDone { phase: "nodes", seconds: 1.5 }.json_line_at(at);
         assert_eq!(line, r#"{"ts":"2026-11-25T03:40:00.123Z","event":"phase_done","phase":"nodes","seconds":1.5}"#);
         let mut m = Map::new();
         m.insert("result".into(), "ok".into());
-        let line = Event::Summary(m).json_line_at(at);
+        let line = JsonEvent::Summary(m).json_line_at(at);
         assert!(line.starts_with(r#"{"ts":"2026-11-25T03:40:00.123Z","event":"summary","result":"ok""#), "{line}");
         let v: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["event"], "summary");
-        let line = Event::CheckpointDiscarded { path: "/w".into(), message: "m".into() }.json_line();
+        let line = JsonEvent::CheckpointDiscarded { path: "/w".into(), message: "m".into() }.json_line();
         let v: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["event"], "checkpoint_discarded");
         assert!(line.starts_with("{\"ts\":\"") && v["ts"].as_str().unwrap().ends_with('Z'), "{line}");

@@ -16,7 +16,8 @@
 //! repeat), so this overestimates them. Hence the [`MARGIN`], and a refusal only when even the
 //! plain estimate cannot fit. Inputs sampled to their end are counted exactly (but terms
 //! shared between files once per file). The load compares the statements it parses with the
-//! estimate ([`ESTIMATE_MARGIN`]). How close the estimate comes on BSBM: docs/loader.md.
+//! estimate ([`crate::progress::ESTIMATE_MARGIN`]). How close the estimate comes on BSBM:
+//! docs/loader.md.
 //!
 //! All sizes of the resource model are here, with where each constant comes from.
 
@@ -36,7 +37,7 @@ use tdb2_nodeid::JenaVersion;
 
 use crate::budget::{MemoryPlan, MIN_SORT_BYTES};
 use crate::error::LoadError;
-use crate::events::{fields, Event};
+use crate::events::{fields, JsonEvent};
 pub use crate::input_files::detect_inputs;
 use crate::options::LoadOptions;
 use crate::progress::Progress;
@@ -59,11 +60,6 @@ pub const MAX_SAMPLED_INPUTS: usize = 16;
 /// only without it is started, with a warning; one whose needs do not fit even without it
 /// is refused.
 pub const MARGIN: f64 = 0.25;
-
-/// How far off the statement estimate may be before the load says so (progress.rs
-/// `check_plan`, event `plan_off`): what `plan` aims for on a dump whose start is unlike
-/// the rest.
-pub const ESTIMATE_MARGIN: f64 = 0.10;
 
 /// Dictionary memory per distinct term besides its stored bytes: start offset (8), MD5 key
 /// (16), hash-table slot (8) = dict.rs `ENTRY_OVERHEAD`, plus the spare capacity of vectors
@@ -390,7 +386,7 @@ pub fn check(opts: &LoadOptions, files: &[InputFile], progress: &Progress) -> Re
         return Ok(());
     }
     let plan = plan(&PlanRequest::of(opts), files, &opts.interrupt)?;
-    let json = Event::Plan(fields(serde_json::json!({
+    let json = JsonEvent::Plan(fields(serde_json::json!({
         "verdict": plan.verdict,
         "estimated_statements": plan.estimated_statements,
         "estimated_distinct_terms": plan.estimated_distinct_terms,
@@ -609,25 +605,94 @@ pub fn plan(req: &PlanRequest, files: &[InputFile], interrupt: &AtomicBool) -> R
 
 /// The resource model proper, on given estimates.
 pub fn assess(req: &PlanRequest, inputs: Vec<InputEstimate>) -> Plan {
-    let threads = req.threads.max(1);
-    let statements: u64 = inputs.iter().map(|e| e.statements).sum();
-    // Statements of quad syntaxes may all be quads; N-Triples/Turtle ones are triples.
-    let quads: u64 = inputs.iter().filter(|e| e.quads).map(|e| e.statements).sum();
-    let triples = statements - quads;
-    let terms: u64 = inputs.iter().map(|e| e.distinct_terms).sum();
-    let term_bytes: u64 = inputs.iter().map(|e| e.term_bytes).sum();
-    let mut problems = Vec::new();
-    let mut verdict = Verdict::Fits;
-    let mut worse = |v: Verdict, why: String, problems: &mut Vec<Problem>| {
-        if v == Verdict::DoesNotFit || verdict == Verdict::Fits {
-            verdict = v;
-        }
-        problems.push(Problem { verdict: v, message: why });
-    };
-    let with_margin = |n: u64| (n as f64 * (1.0 + MARGIN)) as u64;
-
-    // ---- Memory
+    let totals = Totals::of(&inputs);
+    let mut findings = Findings { verdict: Verdict::Fits, problems: Vec::new() };
     let bzip2 = inputs.iter().any(|e| e.compression == rdf_input::Compression::Bzip2.name());
+    let memory = memory_needs(req, &totals, bzip2, &mut findings);
+    let disk = disk_needs(req, &totals, &memory, &mut findings);
+    Plan {
+        inputs,
+        estimated_statements: totals.statements,
+        estimated_triples: totals.triples,
+        estimated_quads: totals.quads,
+        estimated_distinct_terms: totals.terms,
+        estimated_term_bytes: totals.term_bytes,
+        memory,
+        disk,
+        verdict: findings.verdict,
+        problems: findings.problems,
+    }
+}
+
+/// The estimates of every input added up.
+struct Totals {
+    statements: u64,
+    triples: u64,
+    quads: u64,
+    terms: u64,
+    term_bytes: u64,
+}
+
+impl Totals {
+    fn of(inputs: &[InputEstimate]) -> Totals {
+        let statements: u64 = inputs.iter().map(|e| e.statements).sum();
+        // Statements of quad syntaxes may all be quads; N-Triples/Turtle ones are triples.
+        let quads: u64 = inputs.iter().filter(|e| e.quads).map(|e| e.statements).sum();
+        Totals {
+            statements,
+            triples: statements - quads,
+            quads,
+            terms: inputs.iter().map(|e| e.distinct_terms).sum(),
+            term_bytes: inputs.iter().map(|e| e.term_bytes).sum(),
+        }
+    }
+}
+
+/// The verdict so far and the problems behind it, in the order they were found.
+struct Findings {
+    verdict: Verdict,
+    problems: Vec<Problem>,
+}
+
+impl Findings {
+    /// A problem: the verdict becomes `v` unless it is already worse.
+    fn worse(&mut self, v: Verdict, why: String) {
+        if v == Verdict::DoesNotFit || self.verdict == Verdict::Fits {
+            self.verdict = v;
+        }
+        self.problems.push(Problem { verdict: v, message: why });
+    }
+
+    /// Disk that `need`s `what`, where `free` is free (unknown: no verdict).
+    fn check_disk(&mut self, what: String, need: u64, free: Option<u64>) {
+        let Some(free) = free else { return };
+        if need > free {
+            self.worse(Verdict::DoesNotFit, format!("needs ~{} {what}, {} free", human_bytes(need), human_bytes(free)));
+        } else if with_margin(need) > free {
+            self.worse(
+                Verdict::Tight,
+                format!(
+                    "needs ~{} {what} ({} with the {:.0}% margin), {} free",
+                    human_bytes(need),
+                    human_bytes(with_margin(need)),
+                    MARGIN * 100.0,
+                    human_bytes(free)
+                ),
+            );
+        }
+    }
+}
+
+/// `n` with the [`MARGIN`].
+fn with_margin(n: u64) -> u64 {
+    (n as f64 * (1.0 + MARGIN)) as u64
+}
+
+/// Memory: the fixed part, the dictionary, the id remap table and the sort buffers within
+/// `--memory`.
+fn memory_needs(req: &PlanRequest, totals: &Totals, bzip2: bool, findings: &mut Findings) -> MemoryNeeds {
+    let threads = req.threads.max(1);
+    let Totals { terms, term_bytes, .. } = *totals;
     let mem_plan = MemoryPlan::new(req.memory, threads, bzip2);
     let fixed = MemoryPlan::fixed_bytes(threads, bzip2);
     let (dictionary_budget, tuple_buffers) = match &mem_plan {
@@ -635,10 +700,9 @@ pub fn assess(req: &PlanRequest, inputs: Vec<InputEstimate>) -> Plan {
         Err(_) => (0, 0),
     };
     if let Err(e) = &mem_plan {
-        worse(Verdict::DoesNotFit, e.to_string(), &mut problems);
+        findings.worse(Verdict::DoesNotFit, e.to_string());
     }
     let dictionary_bytes = term_bytes + terms * DICT_MEMORY_PER_TERM;
-    let dictionary_spills = dictionary_bytes > dictionary_budget;
     let remap = terms * 8;
     let sort_bytes = req.memory as i64 - (fixed + remap + tuple_buffers) as i64;
     if mem_plan.is_ok() {
@@ -656,19 +720,34 @@ pub fn assess(req: &PlanRequest, inputs: Vec<InputEstimate>) -> Plan {
             )
         };
         if need > req.memory {
-            worse(Verdict::DoesNotFit, msg(remap, need), &mut problems);
+            findings.worse(Verdict::DoesNotFit, msg(remap, need));
         } else if need + with_margin(remap) - remap > req.memory {
-            worse(Verdict::Tight, msg(with_margin(remap), need + with_margin(remap) - remap), &mut problems);
+            findings.worse(Verdict::Tight, msg(with_margin(remap), need + with_margin(remap) - remap));
         }
     }
+    MemoryNeeds {
+        budget_bytes: req.memory,
+        threads,
+        fixed_bytes: fixed,
+        dictionary_budget_bytes: dictionary_budget,
+        dictionary_bytes,
+        dictionary_spills: dictionary_bytes > dictionary_budget,
+        remap_bytes: remap,
+        tuple_buffer_bytes: tuple_buffers,
+        sort_bytes,
+    }
+}
 
-    // ---- Disk
+/// Disk: the temporary files at their peak and the database, on the file systems they go to.
+fn disk_needs(req: &PlanRequest, totals: &Totals, memory: &MemoryNeeds, findings: &mut Findings) -> DiskNeeds {
+    let Totals { triples, quads, terms, term_bytes, .. } = *totals;
+    let threads = memory.threads;
     let dict_disk = term_bytes + terms * DICT_DISK_PER_TERM;
     let logs = (triples as f64 * LOG_BYTES_PER_TRIPLE + quads as f64 * LOG_BYTES_PER_QUAD) as u64;
     let tmp_parse = dict_disk + logs;
     // Index builders spill sorted runs only when their tuples exceed their share of the
     // sort buffers; at most `threads` of them run at once (the largest ones, to be safe).
-    let per_sorter = (sort_bytes.max(0) as u64) / threads as u64;
+    let per_sorter = (memory.sort_bytes.max(0) as u64) / threads as u64;
     let mut runs: Vec<u64> = Vec::new();
     for _ in TRIPLE_INDEXES {
         runs.push(if triples * 24 > per_sorter { (triples as f64 * RUN_BYTES_PER_TRIPLE) as u64 } else { 0 });
@@ -688,70 +767,25 @@ pub fn assess(req: &PlanRequest, inputs: Vec<InputEstimate>) -> Plan {
     let tmp_free = free_bytes(&tmp_dir);
     let target_free = free_bytes(&target);
     let same_filesystem = matches!((device(&tmp_dir), device(&target)), (Some(a), Some(b)) if a == b);
-    let mut check = |what: String, need: u64, free: Option<u64>, problems: &mut Vec<Problem>| {
-        let Some(free) = free else { return };
-        if need > free {
-            worse(
-                Verdict::DoesNotFit,
-                format!("needs ~{} {what}, {} free", human_bytes(need), human_bytes(free)),
-                problems,
-            );
-        } else if with_margin(need) > free {
-            worse(
-                Verdict::Tight,
-                format!(
-                    "needs ~{} {what} ({} with the {:.0}% margin), {} free",
-                    human_bytes(need),
-                    human_bytes(with_margin(need)),
-                    MARGIN * 100.0,
-                    human_bytes(free)
-                ),
-                problems,
-            );
-        }
-    };
     if same_filesystem {
-        check(
+        findings.check_disk(
             format!("of temp disk and database on {}", tmp_dir.display()),
             tmp_peak + database,
             tmp_free,
-            &mut problems,
         );
     } else {
-        check(format!("of temp disk on {}", tmp_dir.display()), tmp_peak, tmp_free, &mut problems);
-        check(format!("for the database on {}", target.display()), database, target_free, &mut problems);
+        findings.check_disk(format!("of temp disk on {}", tmp_dir.display()), tmp_peak, tmp_free);
+        findings.check_disk(format!("for the database on {}", target.display()), database, target_free);
     }
-
-    Plan {
-        inputs,
-        estimated_statements: statements,
-        estimated_triples: triples,
-        estimated_quads: quads,
-        estimated_distinct_terms: terms,
-        estimated_term_bytes: term_bytes,
-        memory: MemoryNeeds {
-            budget_bytes: req.memory,
-            threads,
-            fixed_bytes: fixed,
-            dictionary_budget_bytes: dictionary_budget,
-            dictionary_bytes,
-            dictionary_spills,
-            remap_bytes: remap,
-            tuple_buffer_bytes: tuple_buffers,
-            sort_bytes,
-        },
-        disk: DiskNeeds {
-            tmp_dir: tmp_dir.display().to_string(),
-            tmp_free_bytes: tmp_free,
-            tmp_parse_bytes: tmp_parse,
-            tmp_peak_bytes: tmp_peak,
-            target_dir: target.display().to_string(),
-            target_free_bytes: target_free,
-            database_bytes: database,
-            same_filesystem,
-        },
-        verdict,
-        problems,
+    DiskNeeds {
+        tmp_dir: tmp_dir.display().to_string(),
+        tmp_free_bytes: tmp_free,
+        tmp_parse_bytes: tmp_parse,
+        tmp_peak_bytes: tmp_peak,
+        target_dir: target.display().to_string(),
+        target_free_bytes: target_free,
+        database_bytes: database,
+        same_filesystem,
     }
 }
 

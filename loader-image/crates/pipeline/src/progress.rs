@@ -7,6 +7,7 @@
 //! through a small event queue so that a renderer sees every phase, however short.
 
 use std::collections::VecDeque;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -14,8 +15,13 @@ use std::time::{Duration, Instant};
 use extsort::SpillDir;
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
 
+use crate::events::JsonEvent;
 use crate::failpoint::crash_point;
-use crate::plan::ESTIMATE_MARGIN;
+
+/// How far off the plan's statement estimate may be before the load says so
+/// ([`Progress::check_plan`], event `plan_off`): what `plan` aims for on a dump whose start is
+/// unlike the rest.
+pub const ESTIMATE_MARGIN: f64 = 0.10;
 
 /// The phases of a load, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,11 +64,6 @@ impl Phase {
             4 => Phase::Finish,
             _ => Phase::Done,
         }
-    }
-    fn from_name(name: &str) -> Option<Phase> {
-        [Phase::Plan, Phase::Parse, Phase::Nodes, Phase::Indexes, Phase::Finish, Phase::Done]
-            .into_iter()
-            .find(|p| p.name() == name)
     }
     pub(crate) fn next(self) -> Phase {
         Phase::from_u8(self as u8 + 1)
@@ -192,10 +193,8 @@ impl Progress {
         });
     }
 
-    /// Ends the phase called `name` (a `timer.lap` name) after `seconds`, and enters the
-    /// next one (after "finish": done).
-    pub fn end_phase(&self, name: &str, seconds: f64) {
-        let phase = Phase::from_name(name).unwrap_or_else(|| self.phase());
+    /// Ends `phase` after `seconds`, and enters the next one (after finish: done).
+    pub fn end_phase(&self, phase: Phase, seconds: f64) {
         if phase == Phase::Parse {
             self.check_plan(true);
         }
@@ -270,13 +269,9 @@ impl Progress {
             if end { "the input has" } else { "already parsed" },
             off * 100.0
         );
-        let json = crate::events::Event::PlanOff {
-            planned_statements: planned,
-            statements,
-            final_count: end,
-            message: message.clone(),
-        }
-        .json_line();
+        let json =
+            JsonEvent::PlanOff { planned_statements: planned, statements, final_count: end, message: message.clone() }
+                .json_line();
         self.note(json, format!("warning: {message}"));
     }
 
@@ -454,6 +449,28 @@ impl Snapshot {
     }
 }
 
+/// The load's own state changes (not progress), for the renderers: a JSON line, or text
+/// on a terminal.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum StateEvent {
+    Resuming,
+    Resumable,
+    CheckpointDiscarded,
+    AlreadyComplete,
+}
+
+/// Tells the renderers about a state change of the load at `path`.
+pub(crate) fn log_event(progress: &Progress, event: StateEvent, path: &Path, message: &str) {
+    let (path_text, message_text) = (path.display().to_string(), message.to_string());
+    let e = match event {
+        StateEvent::Resuming => JsonEvent::Resuming { path: path_text, message: message_text },
+        StateEvent::Resumable => JsonEvent::Resumable { path: path_text, message: message_text },
+        StateEvent::CheckpointDiscarded => JsonEvent::CheckpointDiscarded { path: path_text, message: message_text },
+        StateEvent::AlreadyComplete => JsonEvent::AlreadyComplete { path: path_text, message: message_text },
+    };
+    progress.note(e.json_line(), format!("{message} ({})", path.display()));
+}
+
 /// Resident set size of this process now (from /proc/self/statm; 0 where unavailable).
 pub fn resident_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
@@ -488,11 +505,11 @@ mod tests {
     fn phases_advance_in_order_and_every_one_is_an_event() {
         let p = Progress::new(1 << 30);
         p.start_phase(Phase::Parse);
-        p.end_phase("parse", 1.5);
+        p.end_phase(Phase::Parse, 1.5);
         assert_eq!(p.phase(), Phase::Nodes);
-        p.end_phase("nodes", 0.5);
-        p.end_phase("indexes", 0.25);
-        p.end_phase("finish", 0.125);
+        p.end_phase(Phase::Nodes, 0.5);
+        p.end_phase(Phase::Indexes, 0.25);
+        p.end_phase(Phase::Finish, 0.125);
         assert_eq!(p.phase(), Phase::Done);
         let names: Vec<String> = p
             .take_events()
@@ -530,7 +547,7 @@ mod tests {
         assert!(plan_off_notes(&p).is_empty());
         p.parse_job_done(20, 0, 0); // 1110: beyond it
         p.parse_job_done(500, 0, 0);
-        p.end_phase("parse", 1.0);
+        p.end_phase(Phase::Parse, 1.0);
         let notes = plan_off_notes(&p);
         assert_eq!(notes.len(), 1, "{notes:?}");
         let v: serde_json::Value = serde_json::from_str(&notes[0]).unwrap();
@@ -542,7 +559,7 @@ mod tests {
         p.start_parse(100, 0);
         p.parse_job_done(850, 0, 0);
         assert!(plan_off_notes(&p).is_empty());
-        p.end_phase("parse", 1.0);
+        p.end_phase(Phase::Parse, 1.0);
         let notes = plan_off_notes(&p);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("\"final_count\":true") && notes[0].contains("-15%"), "{}", notes[0]);
@@ -551,7 +568,7 @@ mod tests {
         p.planned_statements.store(1000, Ordering::Relaxed);
         p.start_parse(100, 0);
         p.parse_job_done(950, 0, 0);
-        p.end_phase("parse", 1.0);
+        p.end_phase(Phase::Parse, 1.0);
         assert!(plan_off_notes(&p).is_empty());
     }
 }

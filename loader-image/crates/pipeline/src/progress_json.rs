@@ -5,7 +5,7 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::events::{fields, Event as JsonEvent};
+use crate::events::{fields, JsonEvent};
 use crate::progress::{failed, index_names, peak_rss_bytes, Event, Phase, Progress, Snapshot};
 
 impl Snapshot {
@@ -150,8 +150,8 @@ mod tests {
         assert_eq!(v["statements_expected"], 168, "42 statements per 250 of 1000 bytes");
         assert_eq!(v["memory_budget_bytes"], 1u64 << 30);
         assert_eq!(v["memory_bytes"], 1000, "dictionary + tuple buffers");
-        p.end_phase("parse", 1.0);
-        p.end_phase("nodes", 1.0);
+        p.end_phase(Phase::Parse, 1.0);
+        p.end_phase(Phase::Nodes, 1.0);
         p.set_index_expected(10, 0);
         p.index_counter("POS").store(5, Ordering::Relaxed);
         let v: serde_json::Value = serde_json::from_str(&p.snapshot().json_line()).unwrap();

@@ -10,9 +10,8 @@ use tdb2::{GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
 
 use crate::checkpoint::{BuildIdentity, Checkpoint, InputIdentity};
 use crate::error::LoadError;
-use crate::events::{log_event, StateEvent};
 use crate::options::LoadOptions;
-use crate::progress::Progress;
+use crate::progress::{log_event, Progress, StateEvent};
 use crate::report::{write_copies, Report, REPORT_FILE};
 use crate::workdir::{sibling, Places};
 

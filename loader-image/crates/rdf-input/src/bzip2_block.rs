@@ -207,70 +207,11 @@ pub(crate) fn decode(
     }
     let orig_ptr = bits.take(24) as usize;
 
-    // The bytes used, as a 16 × 16 bitmap; the MTF list starts as them in order.
-    let used16 = bits.take(16);
-    let mut mtf = [0u8; 256];
-    let mut in_use = 0usize;
-    for hi in 0..16 {
-        if used16 & (0x8000 >> hi) != 0 {
-            let lo_bits = bits.take(16);
-            for lo in 0..16 {
-                if lo_bits & (0x8000 >> lo) != 0 {
-                    mtf[in_use] = (hi * 16 + lo) as u8;
-                    in_use += 1;
-                }
-            }
-        }
-    }
-    if in_use == 0 {
-        return None;
-    }
+    let (mut mtf, in_use) = read_bytes_used(&mut bits)?;
     let alpha_size = in_use + 2;
-
-    let groups = bits.take(3) as usize;
-    let selector_count = bits.take(15) as usize;
-    if !(2..=MAX_GROUPS).contains(&groups) || selector_count == 0 {
-        return None;
-    }
-    let mut selector_mtf: Vec<u8> = (0..groups as u8).collect();
-    let mut selectors = Vec::with_capacity(selector_count.min(MAX_SELECTORS));
-    for _ in 0..selector_count {
-        let mut j = 0;
-        while bits.bit() {
-            j += 1;
-            if j >= groups {
-                return None;
-            }
-        }
-        let g = selector_mtf.remove(j);
-        selector_mtf.insert(0, g);
-        if selectors.len() < MAX_SELECTORS {
-            selectors.push(g);
-        }
-    }
-
-    let mut codes = Vec::with_capacity(groups);
-    let mut lengths = [0u8; 258];
-    for _ in 0..groups {
-        let mut len = bits.take(5);
-        for l in lengths.iter_mut().take(alpha_size) {
-            loop {
-                if !(1..=MAX_CODE_LEN).contains(&len) {
-                    return None;
-                }
-                if !bits.bit() {
-                    break;
-                }
-                if bits.bit() {
-                    len -= 1;
-                } else {
-                    len += 1;
-                }
-            }
-            *l = len as u8;
-        }
-        codes.push(Code::new(&lengths[..alpha_size])?);
-    }
+    let selectors = read_selectors(&mut bits)?;
+    let codes = read_codes(&mut bits, selectors.groups, alpha_size)?;
+    let selectors = selectors.list;
 
     // Symbols: MTF positions and runs of the front byte, to the end-of-block symbol.
     let runs = &mut scratch.runs;
@@ -331,14 +272,115 @@ pub(crate) fn decode(
     }
 
     // The inverse BWT: libbzip2's vector, then its cycle walked in segments.
+    let fwd = &mut scratch.forward;
+    forward_vector(runs, &counts, n, fwd);
+    let text = &mut scratch.text;
+    grow(text, n);
+    let text = &mut text[..n];
+    rebuild_text(&mut fwd[..n + 1], orig_ptr, text, &mut scratch.lanes)?;
+
+    let start = out.len();
+    undo_initial_runs(text, out);
+    if BLOCK_CRC.checksum(&out[start..]) != stored_crc {
+        out.truncate(start);
+        return None;
+    }
+    Some(())
+}
+
+/// The bytes the block uses, as a 16 × 16 bitmap: the MTF list they start (in order) and
+/// how many there are (None: none).
+fn read_bytes_used(bits: &mut Bits<'_>) -> Option<([u8; 256], usize)> {
+    let used16 = bits.take(16);
+    let mut mtf = [0u8; 256];
+    let mut in_use = 0usize;
+    for hi in 0..16 {
+        if used16 & (0x8000 >> hi) != 0 {
+            let lo_bits = bits.take(16);
+            for lo in 0..16 {
+                if lo_bits & (0x8000 >> lo) != 0 {
+                    mtf[in_use] = (hi * 16 + lo) as u8;
+                    in_use += 1;
+                }
+            }
+        }
+    }
+    if in_use == 0 {
+        return None;
+    }
+    Some((mtf, in_use))
+}
+
+/// The Huffman tables' count and which table codes each group of symbols.
+struct Selectors {
+    groups: usize,
+    /// At most `MAX_SELECTORS` (libbzip2 ignores the ones after).
+    list: Vec<u8>,
+}
+
+/// The selectors, MTF-coded in unary.
+fn read_selectors(bits: &mut Bits<'_>) -> Option<Selectors> {
+    let groups = bits.take(3) as usize;
+    let selector_count = bits.take(15) as usize;
+    if !(2..=MAX_GROUPS).contains(&groups) || selector_count == 0 {
+        return None;
+    }
+    let mut selector_mtf: Vec<u8> = (0..groups as u8).collect();
+    let mut selectors = Vec::with_capacity(selector_count.min(MAX_SELECTORS));
+    for _ in 0..selector_count {
+        let mut j = 0;
+        while bits.bit() {
+            j += 1;
+            if j >= groups {
+                return None;
+            }
+        }
+        let g = selector_mtf.remove(j);
+        selector_mtf.insert(0, g);
+        if selectors.len() < MAX_SELECTORS {
+            selectors.push(g);
+        }
+    }
+    Some(Selectors { groups, list: selectors })
+}
+
+/// The `groups` Huffman tables, their code lengths delta-coded.
+fn read_codes(bits: &mut Bits<'_>, groups: usize, alpha_size: usize) -> Option<Vec<Code>> {
+    let mut codes = Vec::with_capacity(groups);
+    let mut lengths = [0u8; 258];
+    for _ in 0..groups {
+        let mut len = bits.take(5);
+        for l in lengths.iter_mut().take(alpha_size) {
+            loop {
+                if !(1..=MAX_CODE_LEN).contains(&len) {
+                    return None;
+                }
+                if !bits.bit() {
+                    break;
+                }
+                if bits.bit() {
+                    len -= 1;
+                } else {
+                    len += 1;
+                }
+            }
+            *l = len as u8;
+        }
+        codes.push(*Code::new(&lengths[..alpha_size])?);
+    }
+    Some(codes)
+}
+
+/// libbzip2's vector of the inverse BWT (`fwd[..n]`, entries `(index << 8) | byte`) from the
+/// block's runs and byte counts.
+fn forward_vector(runs: &[u32], counts: &[u32; 256], n: usize, fwd: &mut Vec<u32>) {
     let mut next = [0u32; 256];
     let mut sum = 0u32;
-    for (c, &k) in next.iter_mut().zip(&counts) {
+    for (c, &k) in next.iter_mut().zip(counts) {
         *c = sum;
         sum += k;
     }
     // Buffers keep their length between blocks: every entry read later is written first.
-    let fwd = &mut scratch.forward;
     grow(fwd, n + 1);
     // By runs: a byte's counter is not read right after it was written.
     let mut i = 0u32;
@@ -355,18 +397,6 @@ pub(crate) fn decode(
         }
         i += len;
     }
-    let text = &mut scratch.text;
-    grow(text, n);
-    let text = &mut text[..n];
-    rebuild_text(&mut fwd[..n + 1], orig_ptr, text, &mut scratch.lanes)?;
-
-    let start = out.len();
-    undo_initial_runs(text, out);
-    if BLOCK_CRC.checksum(&out[start..]) != stored_crc {
-        out.truncate(start);
-        return None;
-    }
-    Some(())
 }
 
 /// Chains walked at once: each step of a chain is a cache miss that depends on the one

@@ -10,10 +10,12 @@ pub mod fastterse;
 pub mod parallel_bzip2;
 mod parse;
 mod rdfxml;
+mod rejected;
 pub mod sample;
 mod substitute;
 pub mod term_rules;
 mod terse;
+#[cfg(any(test, feature = "test-oracle"))]
 #[doc(hidden)]
 pub mod terse_check;
 
@@ -23,6 +25,7 @@ pub use detect::{
     Split, Syntax,
 };
 pub use oxrdf;
-pub use parse::{parse_document, parse_file, parse_line_chunk, parse_terse, parse_terse_from, Position, Rejected};
+pub use parse::{parse_document, parse_file, parse_line_chunk, parse_terse, parse_terse_from};
 pub use rdfxml::{jena_xml_literal, parse_rdfxml};
+pub use rejected::{Position, Rejected};
 pub use terse::{parse_chunk, parse_split, ChunkEnd, OnFast, TerseChunk, TerseSplitter, TerseStart, TerseState};

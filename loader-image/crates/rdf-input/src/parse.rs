@@ -4,26 +4,8 @@ use oxrdf::{GraphName, Quad};
 use oxttl::{NQuadsParser, NTriplesParser, TurtleSyntaxError};
 
 use crate::detect::{DocumentSyntax, Split, Syntax};
+use crate::rejected::{Position, Rejected};
 use crate::substitute::Substitutions;
-
-/// A 1-based line and column (columns count code points, as oxttl does).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Position {
-    pub line: u64,
-    pub column: u64,
-}
-
-/// A statement the parser rejected.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rejected {
-    pub position: Position,
-    pub message: String,
-    /// The offending input text (the line, or the statement's bytes for Turtle/TriG).
-    pub text: String,
-    /// The lines `text` spans (both `position.line` for a line-based syntax).
-    pub start_line: u64,
-    pub end_line: u64,
-}
 
 /// Parses newline-aligned N-Triples/N-Quads text line by line. The statements of a line go
 /// to `on_quad` (triples in the default graph) only if the whole line is valid; a bad line

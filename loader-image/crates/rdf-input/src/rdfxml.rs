@@ -18,7 +18,7 @@ use quick_xml::events::Event;
 use quick_xml::name::ResolveResult;
 use quick_xml::NsReader;
 
-use crate::parse::{Position, Rejected};
+use crate::rejected::{Position, Rejected};
 
 /// Bytes kept behind the parser for positions and quoting (it reads ahead in blocks).
 const RECENT_BYTES: usize = 1 << 20;

@@ -26,7 +26,7 @@ use oxttl::{TriGParser, TurtleParser, TurtleSyntaxError};
 
 use crate::fastline::{FastStatement, TermSlice};
 use crate::fastterse::FastTerse;
-use crate::parse::{Position, Rejected};
+use crate::rejected::{Position, Rejected};
 use crate::substitute::Substitutions;
 
 /// Longest `text` quoted in a reject (longer spans are cut, with their line range intact).
@@ -101,6 +101,165 @@ fn find2(a: u8, b: u8, buf: &[u8], from: usize) -> Option<usize> {
     buf.get(from..).and_then(|rest| memchr::memchr2(a, b, rest)).map(|p| from + p)
 }
 
+/// The scanner ran out of buffer before it could tell where a token ends.
+struct Need;
+
+/// `Err(Need)` unless the buffer is the end of the input (then the token ends there).
+fn need(eof: bool) -> Result<(), Need> {
+    if eof {
+        Ok(())
+    } else {
+        Err(Need)
+    }
+}
+
+/// After the blanks that follow a unit's end, up to and including the first newline.
+fn after_trailing_blanks(buf: &[u8], mut end: usize) -> usize {
+    let n = buf.len();
+    while end < n && matches!(buf[end], b' ' | b'\t' | b'\r') {
+        end += 1;
+    }
+    if end < n && buf[end] == b'\n' {
+        end += 1;
+    }
+    end
+}
+
+/// The first byte at or after `i` that is neither blank nor in a comment.
+fn skip_blanks_and_comments(buf: &[u8], mut i: usize, eof: bool) -> Result<usize, Need> {
+    let n = buf.len();
+    while i < n {
+        if is_blank(buf[i]) {
+            i += 1;
+        } else if buf[i] == b'#' {
+            match memchr::memchr(b'\n', &buf[i..]) {
+                Some(p) => i += p + 1,
+                None => {
+                    need(eof)?;
+                    i = n;
+                }
+            }
+        } else {
+            break;
+        }
+    }
+    Ok(i)
+}
+
+/// The end of the token at `i`, which starts with `<`: an IRI (then true) or `<<`.
+fn scan_angle(buf: &[u8], i: usize, eof: bool) -> Result<(usize, bool), Need> {
+    let n = buf.len();
+    if i + 1 >= n {
+        need(eof)?;
+        return Ok((i + 1, false));
+    }
+    if buf[i + 1] == b'<' {
+        return Ok((i + 2, false));
+    }
+    let mut j = i + 1;
+    loop {
+        // as oxttl reads an IRI: up to `>`, whatever comes before (a bad
+        // character is its error, in this unit)
+        let Some(k) = find2(b'>', b'\\', buf, j) else {
+            need(eof)?;
+            return Ok((n, false));
+        };
+        if buf[k] == b'>' {
+            return Ok((k + 1, true));
+        }
+        j = k + 2;
+    }
+}
+
+/// The end of the string token at `i` (its opening quote, short or long).
+fn scan_string(buf: &[u8], i: usize, eof: bool) -> Result<usize, Need> {
+    let n = buf.len();
+    let c = buf[i];
+    if i + 2 >= n {
+        need(eof)?;
+    }
+    let long = i + 2 < n && buf[i + 1] == c && buf[i + 2] == c;
+    if long {
+        let mut j = i + 3;
+        loop {
+            // Only a quote or a backslash can end the string or skip a byte.
+            j = find2(c, b'\\', buf, j).unwrap_or(n);
+            if j + 2 >= n {
+                need(eof)?;
+                return Ok(n);
+            }
+            if buf[j] == b'\\' {
+                j += 2;
+            } else if buf[j] == c && buf[j + 1] == c && buf[j + 2] == c {
+                // the first three quotes end it: its text cannot end with a
+                // quote (`"""a""""` is a string and a stray quote, as oxttl reads it)
+                return Ok(j + 3);
+            } else {
+                j += 1;
+            }
+        }
+    } else {
+        let mut j = i + 1;
+        loop {
+            // as oxttl reads a string: a line end inside is its error, but the
+            // token runs on to the closing quote
+            let Some(k) = find2(c, b'\\', buf, j) else {
+                need(eof)?;
+                return Ok(n);
+            };
+            if buf[k] == c {
+                return Ok(k + 1);
+            }
+            j = k + 2;
+        }
+    }
+}
+
+/// The end of the word (name, number, keyword) at `i` (may be past the buffer's end).
+fn scan_word(buf: &[u8], i: usize, eof: bool) -> Result<usize, Need> {
+    let n = buf.len();
+    let mut j = i;
+    loop {
+        if j >= n {
+            need(eof)?;
+            break;
+        }
+        let b = buf[j];
+        if b == b'\\' {
+            j += 2;
+        } else if b == b'.' {
+            // dots inside a name or number: followed by more of the word
+            let k = j + buf[j..].iter().take_while(|&&c| c == b'.').count();
+            if k >= n {
+                need(eof)?;
+                break;
+            }
+            if is_word(buf[k]) {
+                j = k;
+            } else {
+                break;
+            }
+        } else if is_word(b) {
+            j += 1;
+        } else {
+            break;
+        }
+    }
+    Ok(j)
+}
+
+/// The directive a unit whose first token is the word `w` is.
+fn directive_of(w: &[u8]) -> Directive {
+    match w {
+        b"@prefix" => Directive::At { prefix: true },
+        b"@base" | b"@version" => Directive::At { prefix: false },
+        _ if w.eq_ignore_ascii_case(b"PREFIX") => Directive::Sparql { prefix: true, version: false },
+        _ if w.eq_ignore_ascii_case(b"BASE") => Directive::Sparql { prefix: false, version: false },
+        _ if w.eq_ignore_ascii_case(b"VERSION") => Directive::Sparql { prefix: false, version: true },
+        _ => Directive::None,
+    }
+}
+
 /// Finds the unit starting at `start`. `in_block`: inside a TriG graph block.
 fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan {
     let n = buf.len();
@@ -118,33 +277,12 @@ fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan
             }
         };
     }
-    let finish = |mut end: usize, first, last_end, kind, directive, prefix_name| {
-        // trailing blanks up to and including the first newline
-        while end < n && matches!(buf[end], b' ' | b'\t' | b'\r') {
-            end += 1;
-        }
-        if end < n && buf[end] == b'\n' {
-            end += 1;
-        }
-        Scan::Unit(Unit { end, first, last_end, kind, directive, prefix_name })
+    let finish = |end: usize, first, last_end, kind, directive, prefix_name| {
+        Scan::Unit(Unit { end: after_trailing_blanks(buf, end), first, last_end, kind, directive, prefix_name })
     };
     loop {
-        // blanks and comments
-        while i < n {
-            if is_blank(buf[i]) {
-                i += 1;
-            } else if buf[i] == b'#' {
-                match memchr::memchr(b'\n', &buf[i..]) {
-                    Some(p) => i += p + 1,
-                    None => {
-                        need!();
-                        i = n;
-                    }
-                }
-            } else {
-                break;
-            }
-        }
+        let Ok(next) = skip_blanks_and_comments(buf, i, eof) else { return Scan::Need };
+        i = next;
         if i >= n {
             need!();
             return Scan::Unit(Unit { end: n, first, last_end, kind: Kind::Tail, directive, prefix_name });
@@ -159,74 +297,13 @@ fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan
         let mut word: Option<(usize, usize)> = None;
         match c {
             b'<' => {
-                if i + 1 >= n {
-                    need!();
-                    i += 1;
-                } else if buf[i + 1] == b'<' {
-                    i += 2;
-                } else {
-                    let mut j = i + 1;
-                    loop {
-                        // as oxttl reads an IRI: up to `>`, whatever comes before (a bad
-                        // character is its error, in this unit)
-                        let Some(k) = find2(b'>', b'\\', buf, j) else {
-                            need!();
-                            i = n;
-                            break;
-                        };
-                        if buf[k] == b'>' {
-                            i = k + 1;
-                            iri = true;
-                            break;
-                        }
-                        j = k + 2;
-                    }
-                }
+                let Ok((end, is_iri)) = scan_angle(buf, i, eof) else { return Scan::Need };
+                (i, iri) = (end, is_iri);
             }
             b'"' | b'\'' => {
                 string = true;
-                if i + 2 >= n {
-                    need!();
-                }
-                let long = i + 2 < n && buf[i + 1] == c && buf[i + 2] == c;
-                if long {
-                    let mut j = i + 3;
-                    loop {
-                        // Only a quote or a backslash can end the string or skip a byte.
-                        j = find2(c, b'\\', buf, j).unwrap_or(n);
-                        if j + 2 >= n {
-                            need!();
-                            i = n;
-                            break;
-                        }
-                        if buf[j] == b'\\' {
-                            j += 2;
-                        } else if buf[j] == c && buf[j + 1] == c && buf[j + 2] == c {
-                            // the first three quotes end it: its text cannot end with a
-                            // quote (`"""a""""` is a string and a stray quote, as oxttl reads it)
-                            i = j + 3;
-                            break;
-                        } else {
-                            j += 1;
-                        }
-                    }
-                } else {
-                    let mut j = i + 1;
-                    loop {
-                        // as oxttl reads a string: a line end inside is its error, but the
-                        // token runs on to the closing quote
-                        let Some(k) = find2(c, b'\\', buf, j) else {
-                            need!();
-                            i = n;
-                            break;
-                        };
-                        if buf[k] == c {
-                            i = k + 1;
-                            break;
-                        }
-                        j = k + 2;
-                    }
-                }
+                let Ok(end) = scan_string(buf, i, eof) else { return Scan::Need };
+                i = end;
             }
             b'{' if trig => {
                 if i + 1 >= n {
@@ -273,34 +350,8 @@ fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan
                 }
             }
             b if is_word(b) => {
-                let mut j = i;
-                loop {
-                    if j >= n {
-                        need!();
-                        break;
-                    }
-                    let b = buf[j];
-                    if b == b'\\' {
-                        j += 2;
-                    } else if b == b'.' {
-                        // dots inside a name or number: followed by more of the word
-                        let k = j + buf[j..].iter().take_while(|&&c| c == b'.').count();
-                        if k >= n {
-                            need!();
-                            break;
-                        }
-                        if is_word(buf[k]) {
-                            j = k;
-                        } else {
-                            break;
-                        }
-                    } else if is_word(b) {
-                        j += 1;
-                    } else {
-                        break;
-                    }
-                }
-                i = j.min(n);
+                let Ok(end) = scan_word(buf, i, eof) else { return Scan::Need };
+                i = end.min(n);
                 word = Some((t, i));
             }
             _ => i += 1, // punctuation
@@ -309,15 +360,7 @@ fn scan(buf: &[u8], start: usize, eof: bool, trig: bool, in_block: bool) -> Scan
         i = i.min(n);
         if tokens == 1 {
             if let Some((a, b)) = word {
-                let w = &buf[a..b];
-                directive = match w {
-                    b"@prefix" => Directive::At { prefix: true },
-                    b"@base" | b"@version" => Directive::At { prefix: false },
-                    _ if w.eq_ignore_ascii_case(b"PREFIX") => Directive::Sparql { prefix: true, version: false },
-                    _ if w.eq_ignore_ascii_case(b"BASE") => Directive::Sparql { prefix: false, version: false },
-                    _ if w.eq_ignore_ascii_case(b"VERSION") => Directive::Sparql { prefix: false, version: true },
-                    _ => Directive::None,
-                };
+                directive = directive_of(&buf[a..b]);
             }
         } else if tokens == 2 {
             if let (Some((a, b)), Directive::At { prefix: true } | Directive::Sparql { prefix: true, .. }) =

@@ -58,38 +58,175 @@ pub fn jena_parse(tag: &str) -> Option<JenaTag> {
         }
         return Some(t);
     }
-    let at = |i: isize| b[i as usize];
-    let all = |a: isize, z: isize, f: fn(&u8) -> bool| (a.max(0)..z).all(|i| f(&b[i as usize]));
-    // segmentNextFinish: the next '-' from idx, or -1; a final '-' is an error.
-    let finish = |idx: isize| -> Option<isize> {
+    let s = Subtags { b, n };
+    let mut c = Cursor { idx: 0, idx2: s.finish(0)?, seg: 0 };
+    c.seg = s.len(c.idx, c.idx2);
+    if c.seg == 1 {
+        if tag.starts_with("x-") || tag.starts_with("X-") {
+            let end = s.subtags(c.seg, false, 1, 8)?;
+            return (end >= n).then(|| JenaTag { whole: true, ..JenaTag::default() });
+        }
+        return None;
+    }
+    if c.seg > 8 {
+        return None;
+    }
+    if c.idx2 < 0 {
+        return s.all(0, n, u8::is_ascii_alphabetic).then(JenaTag::default);
+    }
+    if c.seg == 2 || c.seg == 3 {
+        let ext_start = c.idx + c.seg;
+        if !s.all(0, ext_start, u8::is_ascii_alphabetic) {
+            return None;
+        }
+        let ext_end = s.subtags(ext_start, true, 3, 3)?;
+        if ext_end > ext_start {
+            c.idx2 = ext_end;
+        }
+    } else if (4..=8).contains(&c.seg) {
+        if !s.all(0, c.idx2, u8::is_ascii_alphabetic) {
+            return None;
+        }
+    } else {
+        return None;
+    }
+    let mut t = JenaTag::default();
+    c.advance(&s)?;
+    if c.seg == 4 && s.at(c.idx).is_ascii_alphabetic() {
+        if !s.all(c.idx, c.idx + c.seg, u8::is_ascii_alphabetic) {
+            return None;
+        }
+        t.script = Some((c.idx as usize, (c.idx + c.seg) as usize));
+        c.advance(&s)?;
+    }
+    if c.seg == 2 || c.seg == 3 {
+        let ok = if c.seg == 2 {
+            s.all(c.idx, c.idx + c.seg, u8::is_ascii_alphabetic)
+        } else {
+            s.all(c.idx, c.idx + c.seg, u8::is_ascii_digit)
+        };
+        if !ok {
+            return None;
+        }
+        t.region = Some((c.idx as usize, (c.idx + c.seg) as usize));
+        c.advance(&s)?;
+    }
+    // Variants: 5 to 8 characters, or 4 (Jena's test for a leading digit holds for any).
+    while (4..=8).contains(&c.seg) {
+        if !s.all(c.idx, c.idx + c.seg, u8::is_ascii_alphanumeric) {
+            return None;
+        }
+        c.advance(&s)?;
+    }
+    skip_extensions(&s, &mut c)?;
+    if (c.idx != -1 && c.idx < n) || c.idx2 >= 0 {
+        return None;
+    }
+    Some(t)
+}
+
+/// Extensions (a singleton and its subtags, each singleton once) and the private use part
+/// (`x-…`) after the variants; `None` where Jena throws.
+fn skip_extensions(s: &Subtags<'_>, c: &mut Cursor) -> Option<()> {
+    let mut singletons: Vec<u8> = Vec::new();
+    let mut private = false;
+    while c.seg == 1 {
+        let ch = s.at(c.idx);
+        if ch == b'x' || ch == b'X' {
+            private = true;
+            break;
+        }
+        if singletons.contains(&ch) {
+            return None;
+        }
+        singletons.push(ch);
+        let ext_start = c.idx + c.seg;
+        let ext_end = s.subtags(ext_start, false, 2, 8)?;
+        if ext_start == ext_end {
+            return None;
+        }
+        if ext_end > ext_start {
+            c.idx2 = ext_end;
+        }
+        c.advance(s)?;
+        if c.seg == 0 {
+            return None;
+        }
+    }
+    if private {
+        let start = c.idx + c.seg;
+        let end = s.subtags(start, false, 1, 8)?;
+        if start == end {
+            return None;
+        }
+        if end > start {
+            c.idx2 = end;
+        }
+        c.advance(s)?;
+        if c.seg == 0 {
+            return None;
+        }
+    }
+    Some(())
+}
+
+/// The tag's bytes, read as Jena's parser reads them: indexes are `isize`, -1 for "none".
+struct Subtags<'a> {
+    b: &'a [u8],
+    n: isize,
+}
+
+impl Subtags<'_> {
+    fn at(&self, i: isize) -> u8 {
+        self.b[i as usize]
+    }
+
+    fn all(&self, a: isize, z: isize, f: fn(&u8) -> bool) -> bool {
+        (a.max(0)..z).all(|i| f(&self.b[i as usize]))
+    }
+
+    /// segmentNextFinish: the next '-' from idx, or -1; a final '-' is an error.
+    fn finish(&self, idx: isize) -> Option<isize> {
+        let n = self.n;
         if idx == -1 || idx >= n {
             return Some(-1);
         }
         let mut i = idx;
         while i < n {
-            if at(i) == b'-' {
+            if self.at(i) == b'-' {
                 return if i == n - 1 { None } else { Some(i) };
             }
             i += 1;
         }
         Some(-1)
-    };
-    let len = |idx: isize, idx2: isize| {
+    }
+
+    fn len(&self, idx: isize, idx2: isize) -> isize {
         if idx < 0 {
             -1
         } else if idx2 < 0 {
-            n - idx
+            self.n - idx
         } else {
             idx2 - idx
         }
-    };
-    let next = |idx2: isize| if idx2 == -1 { -1 } else { idx2 + 1 };
-    let one = |start: isize, alpha: bool, min: isize, max: isize| -> Option<isize> {
-        if start >= n {
+    }
+
+    fn next(&self, idx2: isize) -> isize {
+        if idx2 == -1 {
+            -1
+        } else {
+            idx2 + 1
+        }
+    }
+
+    /// One subtag of `min` to `max` letters (or letters and digits) at `start`: its end, or
+    /// -1 when there is none.
+    fn one(&self, start: isize, alpha: bool, min: isize, max: isize) -> Option<isize> {
+        if start >= self.n {
             return Some(-1);
         }
-        let i2 = finish(start)?;
-        let sl = len(start, i2);
+        let i2 = self.finish(start)?;
+        let sl = self.len(start, i2);
         if sl == 0 {
             return None;
         }
@@ -97,19 +234,22 @@ pub fn jena_parse(tag: &str) -> Option<JenaTag> {
             return Some(-1);
         }
         let ok = if alpha {
-            all(start, start + sl, u8::is_ascii_alphabetic)
+            self.all(start, start + sl, u8::is_ascii_alphabetic)
         } else {
-            all(start, start + sl, u8::is_ascii_alphanumeric)
+            self.all(start, start + sl, u8::is_ascii_alphanumeric)
         };
         Some(if ok { start + sl } else { -1 })
-    };
-    let subtags = |start: isize, alpha: bool, min: isize, max: isize| -> Option<isize> {
+    }
+
+    /// The end of the run of `-`-prefixed subtags from `start`.
+    fn subtags(&self, start: isize, alpha: bool, min: isize, max: isize) -> Option<isize> {
+        let n = self.n;
         let mut x = start;
         while x >= 0 && x < n {
-            if at(x) != b'-' {
+            if self.at(x) != b'-' {
                 break;
             }
-            let x1 = one(x + 1, alpha, min, max)?;
+            let x1 = self.one(x + 1, alpha, min, max)?;
             if x1 <= 0 {
                 break;
             }
@@ -120,118 +260,25 @@ pub fn jena_parse(tag: &str) -> Option<JenaTag> {
             x = x1;
         }
         Some(x)
-    };
+    }
+}
 
-    let mut idx: isize = 0;
-    let mut idx2 = finish(idx)?;
-    let mut seg = len(idx, idx2);
-    if seg == 1 {
-        if tag.starts_with("x-") || tag.starts_with("X-") {
-            let end = subtags(seg, false, 1, 8)?;
-            return (end >= n).then(|| JenaTag { whole: true, ..JenaTag::default() });
-        }
-        return None;
+/// Where the parser is: the current segment's start (`idx`), the `-` after it (`idx2`, -1
+/// at the end) and its length.
+struct Cursor {
+    idx: isize,
+    idx2: isize,
+    seg: isize,
+}
+
+impl Cursor {
+    /// On to the next segment.
+    fn advance(&mut self, s: &Subtags<'_>) -> Option<()> {
+        self.idx = s.next(self.idx2);
+        self.idx2 = s.finish(self.idx)?;
+        self.seg = s.len(self.idx, self.idx2);
+        Some(())
     }
-    if seg > 8 {
-        return None;
-    }
-    if idx2 < 0 {
-        return all(0, n, u8::is_ascii_alphabetic).then(JenaTag::default);
-    }
-    if seg == 2 || seg == 3 {
-        let ext_start = idx + seg;
-        if !all(0, ext_start, u8::is_ascii_alphabetic) {
-            return None;
-        }
-        let ext_end = subtags(ext_start, true, 3, 3)?;
-        if ext_end > ext_start {
-            idx2 = ext_end;
-        }
-    } else if (4..=8).contains(&seg) {
-        if !all(0, idx2, u8::is_ascii_alphabetic) {
-            return None;
-        }
-    } else {
-        return None;
-    }
-    let mut t = JenaTag::default();
-    macro_rules! advance {
-        () => {{
-            idx = next(idx2);
-            idx2 = finish(idx)?;
-            seg = len(idx, idx2);
-        }};
-    }
-    advance!();
-    if seg == 4 && at(idx).is_ascii_alphabetic() {
-        if !all(idx, idx + seg, u8::is_ascii_alphabetic) {
-            return None;
-        }
-        t.script = Some((idx as usize, (idx + seg) as usize));
-        advance!();
-    }
-    if seg == 2 || seg == 3 {
-        let ok = if seg == 2 {
-            all(idx, idx + seg, u8::is_ascii_alphabetic)
-        } else {
-            all(idx, idx + seg, u8::is_ascii_digit)
-        };
-        if !ok {
-            return None;
-        }
-        t.region = Some((idx as usize, (idx + seg) as usize));
-        advance!();
-    }
-    // Variants: 5 to 8 characters, or 4 (Jena's test for a leading digit holds for any).
-    while (4..=8).contains(&seg) {
-        if !all(idx, idx + seg, u8::is_ascii_alphanumeric) {
-            return None;
-        }
-        advance!();
-    }
-    let mut singletons: Vec<u8> = Vec::new();
-    let mut private = false;
-    while seg == 1 {
-        let c = at(idx);
-        if c == b'x' || c == b'X' {
-            private = true;
-            break;
-        }
-        if singletons.contains(&c) {
-            return None;
-        }
-        singletons.push(c);
-        let ext_start = idx + seg;
-        let ext_end = subtags(ext_start, false, 2, 8)?;
-        if ext_start == ext_end {
-            return None;
-        }
-        if ext_end > ext_start {
-            idx2 = ext_end;
-        }
-        advance!();
-        if seg == 0 {
-            return None;
-        }
-    }
-    if private {
-        let start = idx + seg;
-        let end = subtags(start, false, 1, 8)?;
-        if start == end {
-            return None;
-        }
-        if end > start {
-            idx2 = end;
-        }
-        advance!();
-        if seg == 0 {
-            return None;
-        }
-    }
-    if (idx != -1 && idx < n) || idx2 >= 0 {
-        return None;
-    }
-    Some(t)
 }
 
 /// Jena accepts the tag (no "Language not valid" warning).

@@ -7,7 +7,6 @@ pub mod db;
 pub mod langtag;
 pub mod md5x8;
 pub mod outfile;
-pub mod rdf12;
 pub mod read;
 pub mod stats;
 pub mod term;

@@ -1020,180 +1020,10 @@ impl<'w> Segment<'w> {
 
     fn plan_statements(&mut self, kind: Kind, name: &str) {
         match kind {
-            Kind::Article => {
-                self.add(31, Val::Item(13442814));
-                let l = 0;
-                self.add(1476, Val::Mono(name.to_string(), l));
-                let authors = self.rng.tail(&[(50, 0, 3), (40, 4, 10), (10, 11, 40)]);
-                let named = self.rng.below(authors as u64 + 1) as u32;
-                for a in 0..authors {
-                    let i = if a < named {
-                        let q = self.any_item();
-                        self.add(50, Val::Item(q))
-                    } else {
-                        let s = format!("{} {}", self.syllable_word(1, 3), self.syllable_word(2, 3));
-                        self.add(2093, Val::Str(s))
-                    };
-                    self.qual(i, 1545, Val::Str((a + 1).to_string()));
-                    if self.rng.pct(5) {
-                        let s = self.syllable_word(2, 3);
-                        self.qual(i, 1810, Val::Str(s));
-                    }
-                }
-                let t = self.time(1800, 2024, false);
-                self.add(577, Val::Time(t));
-                let j = self.any_item();
-                self.add(1433, Val::Item(j));
-                for p in [478, 433, 304] {
-                    if self.rng.pct(70) {
-                        let v = self.value_for(self.w.p(p), false);
-                        self.add(p, v);
-                    }
-                }
-                for p in [356, 698, 932] {
-                    if self.rng.pct(75) {
-                        let v = Val::Ext(self.ext_id(self.w.p(p)));
-                        self.add(p, v);
-                    }
-                }
-                let cites = self.rng.tail(&[(60, 0, 0), (27, 1, 15), (11, 16, 50), (2, 51, 150)]);
-                for _ in 0..cites {
-                    let q = self.any_item();
-                    self.add(2860, Val::Item(q));
-                }
-                for _ in 0..self.rng.range(0, 3) {
-                    let q = self.any_item();
-                    self.add(921, Val::Item(q));
-                }
-                self.attach_refs(70);
-            }
-            Kind::Human => {
-                self.add(31, Val::Item(5));
-                let v = self.value_for(self.w.p(21), false);
-                self.add(21, v);
-                for p in [27, 19, 735, 734] {
-                    if self.rng.pct(70) {
-                        let v = self.value_for(self.w.p(p), false);
-                        self.add(p, v);
-                    }
-                }
-                let birth = self.time(1600, 2010, true);
-                let i = self.add(569, Val::Time(birth));
-                if self.rng.pct(4) {
-                    let t = self.time(1600, 2010, true);
-                    self.qual(i, 1319, Val::Time(t));
-                }
-                if self.rng.pct(55) {
-                    let t = self.time(1650, 2024, true);
-                    self.add(570, Val::Time(t));
-                    let q = self.any_item();
-                    self.add(20, Val::Item(q));
-                }
-                for _ in 0..self.rng.range(1, 4) {
-                    let q = self.any_item();
-                    self.add(106, Val::Item(q));
-                }
-                for _ in 0..self.rng.range(0, 3) {
-                    let q = self.any_item();
-                    let i = self.add(69, Val::Item(q));
-                    if self.rng.pct(40) {
-                        let s = self.time(1800, 2020, false);
-                        self.qual(i, 580, Val::Time(s));
-                        let e = self.time(1800, 2024, false);
-                        self.qual(i, 582, Val::Time(e));
-                    }
-                }
-                if self.rng.pct(20) {
-                    let q = self.any_item();
-                    self.add(166, Val::Item(q));
-                }
-                if self.rng.pct(25) {
-                    let v = self.value_for(self.w.p(18), false);
-                    let i = self.add(18, v);
-                    if self.rng.pct(30) {
-                        let t = self.time(1900, 2024, false);
-                        self.qual(i, 585, Val::Time(t));
-                        for _ in 0..self.rng.range(1, 8) {
-                            let l = self.w.langs.sample(&mut self.rng) as u16;
-                            let text = self.phrase(name, l);
-                            self.qual(i, 2096, Val::Mono(text, l));
-                        }
-                    }
-                }
-                for p in [373, 856, 1412] {
-                    if self.rng.pct(15) {
-                        let v = self.value_for(self.w.p(p), false);
-                        self.add(p, v);
-                    }
-                }
-                for p in [214, 227, 244, 213, 268, 269, 646] {
-                    if self.rng.pct(45) {
-                        let v = Val::Ext(self.ext_id(self.w.p(p)));
-                        self.add(p, v);
-                    }
-                }
-                let n = self.rng.tail(&[(60, 0, 3), (32, 4, 15), (8, 16, 60)]);
-                self.ext_ids(n);
-                self.attach_refs(55);
-            }
-            Kind::Place => {
-                let class = *self.rng.pick(&[486972, 532, 515, 3957, 8502, 23397, 4022, 484170]);
-                self.add(31, Val::Item(class));
-                for p in [17, 131] {
-                    let q = self.any_item();
-                    self.add(p, Val::Item(q));
-                }
-                let g = self.globe();
-                self.add(625, Val::Globe(g));
-                for _ in 0..self.rng.tail(&[(50, 0, 1), (40, 2, 6), (10, 7, 25)]) {
-                    let pop = self.quantity(1082);
-                    let i = self.add(1082, Val::Quantity(pop));
-                    let t = self.time(1800, 2024, false);
-                    self.qual(i, 585, Val::Time(t));
-                    if self.rng.pct(40) {
-                        let q = self.any_item();
-                        self.qual(i, 459, Val::Item(q));
-                    }
-                }
-                for p in [2046, 2044, 421] {
-                    if self.rng.pct(50) {
-                        let v = self.value_for(self.w.p(p), false);
-                        self.add(p, v);
-                    }
-                }
-                if self.rng.pct(60) {
-                    let v = Val::Ext(self.ext_id(self.w.p(1566)));
-                    self.add(1566, v);
-                }
-                if self.rng.pct(30) {
-                    let v = self.value_for(self.w.p(18), false);
-                    self.add(18, v);
-                }
-                let n = self.rng.tail(&[(70, 0, 2), (30, 3, 15)]);
-                self.ext_ids(n);
-                self.attach_refs(50);
-            }
-            Kind::Taxon => {
-                self.add(31, Val::Item(16521));
-                let v = self.value_for(self.w.p(105), false);
-                self.add(105, v);
-                let q = self.any_item();
-                self.add(171, Val::Item(q));
-                self.add(225, Val::Str(name.to_string()));
-                for p in [685, 846, 830] {
-                    if self.rng.pct(60) {
-                        let v = Val::Ext(self.ext_id(self.w.p(p)));
-                        self.add(p, v);
-                    }
-                }
-                let n = self.rng.tail(&[(60, 0, 3), (40, 4, 20)]);
-                self.ext_ids(n);
-                if self.rng.pct(20) {
-                    let v = self.value_for(self.w.p(18), false);
-                    self.add(18, v);
-                }
-                self.attach_refs(65);
-            }
+            Kind::Article => self.plan_article(name),
+            Kind::Human => self.plan_human(name),
+            Kind::Place => self.plan_place(),
+            Kind::Taxon => self.plan_taxon(name),
             Kind::Category => {
                 self.add(31, Val::Item(if name.starts_with("Category:") { 4167836 } else { 4167410 }));
                 if self.rng.pct(30) {
@@ -1201,68 +1031,259 @@ impl<'w> Segment<'w> {
                     self.add(301, Val::Item(q));
                 }
             }
-            Kind::Event => {
+            Kind::Event => self.plan_event(),
+            Kind::Astro => self.plan_astro(),
+            Kind::Generic => self.plan_generic(),
+        }
+    }
+
+    /// A scholarly article: title, authors, journal, citations.
+    fn plan_article(&mut self, name: &str) {
+        self.add(31, Val::Item(13442814));
+        let l = 0;
+        self.add(1476, Val::Mono(name.to_string(), l));
+        let authors = self.rng.tail(&[(50, 0, 3), (40, 4, 10), (10, 11, 40)]);
+        let named = self.rng.below(authors as u64 + 1) as u32;
+        for a in 0..authors {
+            let i = if a < named {
                 let q = self.any_item();
-                self.add(31, Val::Item(q));
-                let s = self.time(-5000, 2030, true);
-                let i = self.add(580, Val::Time(s));
-                if self.rng.pct(20) {
-                    let q = self.any_item();
-                    self.qual(i, 642, Val::Item(q));
-                }
-                let e = self.time(-5000, 2100, true);
-                self.add(582, Val::Time(e));
-                for _ in 0..self.rng.range(0, 4) {
-                    let t = self.time(-10000, 3000, true);
-                    self.add(585, Val::Time(t));
-                }
-                for _ in 0..self.rng.range(0, 4) {
-                    let q = self.any_item();
-                    self.add(361, Val::Item(q));
-                }
-                self.attach_refs(60);
-            }
-            Kind::Astro => {
-                let q = *self.rng.pick(&[523, 3863, 318, 1931185, 83373]);
-                self.add(31, Val::Item(q));
-                for p in [2067, 2583, 2043] {
-                    if self.rng.pct(70) {
-                        let v = Val::Quantity(self.quantity(p));
-                        self.add(p, v);
-                    }
-                }
-                let t = self.time(1600, 2024, true);
-                self.add(575, Val::Time(t));
-                if self.rng.pct(40) {
-                    let g = self.globe();
-                    self.add(625, Val::Globe(g));
-                }
-                let n = self.rng.tail(&[(60, 0, 3), (40, 4, 12)]);
-                self.ext_ids(n);
-                self.attach_refs(60);
-            }
-            Kind::Generic => {
-                let q = *self.rng.pick(POPULAR_CLASSES);
-                let class = if self.rng.pct(50) { q } else { self.any_item() };
-                self.add(31, Val::Item(class));
-                let n = self.rng.tail(&[(50, 1, 5), (35, 6, 20), (15, 21, 60)]);
-                let mut props: Vec<u16> =
-                    (0..n).map(|_| self.w.generic_props[self.w.generic_weights.sample(&mut self.rng)]).collect();
-                props.sort_unstable();
-                for p in props {
-                    let v = self.value_for(p, true);
-                    let i = self.add_p(p, v);
-                    if self.rng.pct(15) {
-                        let qp = self.w.generic_props[self.w.generic_weights.sample(&mut self.rng)];
-                        if !matches!(self.w.props[qp as usize].dtype, DType::ExternalId) {
-                            let qv = self.value_for(qp, true);
-                            self.plan.stmts[i].quals.push((qp, qv));
-                        }
-                    }
-                }
-                self.attach_refs(50);
+                self.add(50, Val::Item(q))
+            } else {
+                let s = format!("{} {}", self.syllable_word(1, 3), self.syllable_word(2, 3));
+                self.add(2093, Val::Str(s))
+            };
+            self.qual(i, 1545, Val::Str((a + 1).to_string()));
+            if self.rng.pct(5) {
+                let s = self.syllable_word(2, 3);
+                self.qual(i, 1810, Val::Str(s));
             }
         }
+        let t = self.time(1800, 2024, false);
+        self.add(577, Val::Time(t));
+        let j = self.any_item();
+        self.add(1433, Val::Item(j));
+        for p in [478, 433, 304] {
+            if self.rng.pct(70) {
+                let v = self.value_for(self.w.p(p), false);
+                self.add(p, v);
+            }
+        }
+        for p in [356, 698, 932] {
+            if self.rng.pct(75) {
+                let v = Val::Ext(self.ext_id(self.w.p(p)));
+                self.add(p, v);
+            }
+        }
+        let cites = self.rng.tail(&[(60, 0, 0), (27, 1, 15), (11, 16, 50), (2, 51, 150)]);
+        for _ in 0..cites {
+            let q = self.any_item();
+            self.add(2860, Val::Item(q));
+        }
+        for _ in 0..self.rng.range(0, 3) {
+            let q = self.any_item();
+            self.add(921, Val::Item(q));
+        }
+        self.attach_refs(70);
+    }
+
+    /// A person: birth and death, occupations, education, images, identifiers.
+    fn plan_human(&mut self, name: &str) {
+        self.add(31, Val::Item(5));
+        let v = self.value_for(self.w.p(21), false);
+        self.add(21, v);
+        for p in [27, 19, 735, 734] {
+            if self.rng.pct(70) {
+                let v = self.value_for(self.w.p(p), false);
+                self.add(p, v);
+            }
+        }
+        let birth = self.time(1600, 2010, true);
+        let i = self.add(569, Val::Time(birth));
+        if self.rng.pct(4) {
+            let t = self.time(1600, 2010, true);
+            self.qual(i, 1319, Val::Time(t));
+        }
+        if self.rng.pct(55) {
+            let t = self.time(1650, 2024, true);
+            self.add(570, Val::Time(t));
+            let q = self.any_item();
+            self.add(20, Val::Item(q));
+        }
+        for _ in 0..self.rng.range(1, 4) {
+            let q = self.any_item();
+            self.add(106, Val::Item(q));
+        }
+        for _ in 0..self.rng.range(0, 3) {
+            let q = self.any_item();
+            let i = self.add(69, Val::Item(q));
+            if self.rng.pct(40) {
+                let s = self.time(1800, 2020, false);
+                self.qual(i, 580, Val::Time(s));
+                let e = self.time(1800, 2024, false);
+                self.qual(i, 582, Val::Time(e));
+            }
+        }
+        if self.rng.pct(20) {
+            let q = self.any_item();
+            self.add(166, Val::Item(q));
+        }
+        if self.rng.pct(25) {
+            let v = self.value_for(self.w.p(18), false);
+            let i = self.add(18, v);
+            if self.rng.pct(30) {
+                let t = self.time(1900, 2024, false);
+                self.qual(i, 585, Val::Time(t));
+                for _ in 0..self.rng.range(1, 8) {
+                    let l = self.w.langs.sample(&mut self.rng) as u16;
+                    let text = self.phrase(name, l);
+                    self.qual(i, 2096, Val::Mono(text, l));
+                }
+            }
+        }
+        for p in [373, 856, 1412] {
+            if self.rng.pct(15) {
+                let v = self.value_for(self.w.p(p), false);
+                self.add(p, v);
+            }
+        }
+        for p in [214, 227, 244, 213, 268, 269, 646] {
+            if self.rng.pct(45) {
+                let v = Val::Ext(self.ext_id(self.w.p(p)));
+                self.add(p, v);
+            }
+        }
+        let n = self.rng.tail(&[(60, 0, 3), (32, 4, 15), (8, 16, 60)]);
+        self.ext_ids(n);
+        self.attach_refs(55);
+    }
+
+    /// A place: country, coordinates, population over time, identifiers.
+    fn plan_place(&mut self) {
+        let class = *self.rng.pick(&[486972, 532, 515, 3957, 8502, 23397, 4022, 484170]);
+        self.add(31, Val::Item(class));
+        for p in [17, 131] {
+            let q = self.any_item();
+            self.add(p, Val::Item(q));
+        }
+        let g = self.globe();
+        self.add(625, Val::Globe(g));
+        for _ in 0..self.rng.tail(&[(50, 0, 1), (40, 2, 6), (10, 7, 25)]) {
+            let pop = self.quantity(1082);
+            let i = self.add(1082, Val::Quantity(pop));
+            let t = self.time(1800, 2024, false);
+            self.qual(i, 585, Val::Time(t));
+            if self.rng.pct(40) {
+                let q = self.any_item();
+                self.qual(i, 459, Val::Item(q));
+            }
+        }
+        for p in [2046, 2044, 421] {
+            if self.rng.pct(50) {
+                let v = self.value_for(self.w.p(p), false);
+                self.add(p, v);
+            }
+        }
+        if self.rng.pct(60) {
+            let v = Val::Ext(self.ext_id(self.w.p(1566)));
+            self.add(1566, v);
+        }
+        if self.rng.pct(30) {
+            let v = self.value_for(self.w.p(18), false);
+            self.add(18, v);
+        }
+        let n = self.rng.tail(&[(70, 0, 2), (30, 3, 15)]);
+        self.ext_ids(n);
+        self.attach_refs(50);
+    }
+
+    /// A taxon: rank, parent, name, identifiers.
+    fn plan_taxon(&mut self, name: &str) {
+        self.add(31, Val::Item(16521));
+        let v = self.value_for(self.w.p(105), false);
+        self.add(105, v);
+        let q = self.any_item();
+        self.add(171, Val::Item(q));
+        self.add(225, Val::Str(name.to_string()));
+        for p in [685, 846, 830] {
+            if self.rng.pct(60) {
+                let v = Val::Ext(self.ext_id(self.w.p(p)));
+                self.add(p, v);
+            }
+        }
+        let n = self.rng.tail(&[(60, 0, 3), (40, 4, 20)]);
+        self.ext_ids(n);
+        if self.rng.pct(20) {
+            let v = self.value_for(self.w.p(18), false);
+            self.add(18, v);
+        }
+        self.attach_refs(65);
+    }
+
+    /// An event: start, end, points in time, what it is part of.
+    fn plan_event(&mut self) {
+        let q = self.any_item();
+        self.add(31, Val::Item(q));
+        let s = self.time(-5000, 2030, true);
+        let i = self.add(580, Val::Time(s));
+        if self.rng.pct(20) {
+            let q = self.any_item();
+            self.qual(i, 642, Val::Item(q));
+        }
+        let e = self.time(-5000, 2100, true);
+        self.add(582, Val::Time(e));
+        for _ in 0..self.rng.range(0, 4) {
+            let t = self.time(-10000, 3000, true);
+            self.add(585, Val::Time(t));
+        }
+        for _ in 0..self.rng.range(0, 4) {
+            let q = self.any_item();
+            self.add(361, Val::Item(q));
+        }
+        self.attach_refs(60);
+    }
+
+    /// An astronomical object: mass, distance, length, discovery.
+    fn plan_astro(&mut self) {
+        let q = *self.rng.pick(&[523, 3863, 318, 1931185, 83373]);
+        self.add(31, Val::Item(q));
+        for p in [2067, 2583, 2043] {
+            if self.rng.pct(70) {
+                let v = Val::Quantity(self.quantity(p));
+                self.add(p, v);
+            }
+        }
+        let t = self.time(1600, 2024, true);
+        self.add(575, Val::Time(t));
+        if self.rng.pct(40) {
+            let g = self.globe();
+            self.add(625, Val::Globe(g));
+        }
+        let n = self.rng.tail(&[(60, 0, 3), (40, 4, 12)]);
+        self.ext_ids(n);
+        self.attach_refs(60);
+    }
+
+    /// Any other item: a class and properties drawn by their weights.
+    fn plan_generic(&mut self) {
+        let q = *self.rng.pick(POPULAR_CLASSES);
+        let class = if self.rng.pct(50) { q } else { self.any_item() };
+        self.add(31, Val::Item(class));
+        let n = self.rng.tail(&[(50, 1, 5), (35, 6, 20), (15, 21, 60)]);
+        let mut props: Vec<u16> =
+            (0..n).map(|_| self.w.generic_props[self.w.generic_weights.sample(&mut self.rng)]).collect();
+        props.sort_unstable();
+        for p in props {
+            let v = self.value_for(p, true);
+            let i = self.add_p(p, v);
+            if self.rng.pct(15) {
+                let qp = self.w.generic_props[self.w.generic_weights.sample(&mut self.rng)];
+                if !matches!(self.w.props[qp as usize].dtype, DType::ExternalId) {
+                    let qv = self.value_for(qp, true);
+                    self.plan.stmts[i].quals.push((qp, qv));
+                }
+            }
+        }
+        self.attach_refs(50);
     }
 
     /// BestRank: per property, the preferred statements if any, else the normal ones.
@@ -1769,85 +1790,95 @@ impl<'w> Segment<'w> {
             self.ent.statements += 1;
         }
         for f in 1..=forms {
-            let form = format!("{lemma}{}", ["", "s", "en", "e", "er", "ed", "ing", "es"][(f % 8) as usize]);
-            let t = &mut self.t;
-            let b = t.s();
-            push_name(b, b"wd:", b'L', l);
-            b.extend_from_slice(b"-F");
-            push_u64(b, f);
-            t.p().extend_from_slice(b"a");
-            t.o().extend_from_slice(b"wikibase:Form");
-            t.o().extend_from_slice(b"ontolex:Form");
-            t.p().extend_from_slice(b"rdfs:label");
-            push_lang(t.o(), &form, &code);
-            t.p().extend_from_slice(b"ontolex:representation");
-            push_lang(t.o(), &form, &code);
-            let features = self.rng.range(0, 3);
-            if features > 0 {
-                let t = &mut self.t;
-                t.p().extend_from_slice(b"wikibase:grammaticalFeature");
-                for _ in 0..features {
-                    let q = *self.rng.pick(&[110786, 146786, 192613, 1230649, 51929074, 179230]);
-                    push_name(self.t.o(), b"wd:", b'Q', q);
-                }
-            }
-            self.t.end();
+            self.lexeme_form(l, f, &lemma, &code);
         }
         for s in 1..=senses {
-            let glosses = self.rng.range(1, 4);
-            let mut langs = Vec::new();
-            self.pick_langs(glosses as usize, true, &mut langs);
-            let n = self.rng.range(1, 6);
-            let gloss_en = self.words(n);
-            let with_item = self.rng.pct(50);
-            let item = self.any_item();
-            let sguid = (self.rng.next_u64(), self.rng.next_u64(), false);
-            let glosses: Vec<(u16, String)> = langs.iter().map(|&g| (g, self.phrase(&gloss_en, g))).collect();
-            let t = &mut self.t;
-            let b = t.s();
-            push_name(b, b"wd:", b'L', l);
-            b.extend_from_slice(b"-S");
-            push_u64(b, s);
-            t.p().extend_from_slice(b"a");
-            t.o().extend_from_slice(b"wikibase:Sense");
-            t.o().extend_from_slice(b"ontolex:LexicalSense");
-            for (g, text) in &glosses {
-                let gc = LANGUAGES[*g as usize].0;
-                t.p().extend_from_slice(b"rdfs:label");
-                push_lang(t.o(), text, gc);
-                t.p().extend_from_slice(b"skos:definition");
-                push_lang(t.o(), text, gc);
-            }
-            let sid = |b: &mut Vec<u8>| {
-                b.extend_from_slice(b"s:");
-                push_name(b, b"", b'L', l);
-                b.extend_from_slice(b"-S");
-                push_u64(b, s);
-                b.push(b'-');
-                push_guid(b, sguid.0, sguid.1, false);
-            };
-            if with_item {
-                t.p().extend_from_slice(b"wdt:P5137");
-                push_name(t.o(), b"wd:", b'Q', item);
-                t.p().extend_from_slice(b"p:P5137");
-                sid(t.o());
-            }
-            t.end();
-            if with_item {
-                sid(t.s());
-                t.p().extend_from_slice(b"a");
-                t.o().extend_from_slice(b"wikibase:Statement");
-                t.o().extend_from_slice(b"wikibase:BestRank");
-                t.po(b"wikibase:rank", b"wikibase:NormalRank");
-                t.p().extend_from_slice(b"ps:P5137");
-                push_name(t.o(), b"wd:", b'Q', item);
-                t.end();
-                self.ent.statements += 1;
-            }
+            self.lexeme_sense(l, s);
         }
         self.ent.lexemes += 1;
         self.ent.forms += forms;
         self.ent.senses += senses;
+    }
+
+    /// Form `f` of lexeme `l`: a spelling of the lemma, and its grammatical features.
+    fn lexeme_form(&mut self, l: u64, f: u64, lemma: &str, code: &str) {
+        let form = format!("{lemma}{}", ["", "s", "en", "e", "er", "ed", "ing", "es"][(f % 8) as usize]);
+        let t = &mut self.t;
+        let b = t.s();
+        push_name(b, b"wd:", b'L', l);
+        b.extend_from_slice(b"-F");
+        push_u64(b, f);
+        t.p().extend_from_slice(b"a");
+        t.o().extend_from_slice(b"wikibase:Form");
+        t.o().extend_from_slice(b"ontolex:Form");
+        t.p().extend_from_slice(b"rdfs:label");
+        push_lang(t.o(), &form, code);
+        t.p().extend_from_slice(b"ontolex:representation");
+        push_lang(t.o(), &form, code);
+        let features = self.rng.range(0, 3);
+        if features > 0 {
+            let t = &mut self.t;
+            t.p().extend_from_slice(b"wikibase:grammaticalFeature");
+            for _ in 0..features {
+                let q = *self.rng.pick(&[110786, 146786, 192613, 1230649, 51929074, 179230]);
+                push_name(self.t.o(), b"wd:", b'Q', q);
+            }
+        }
+        self.t.end();
+    }
+
+    /// Sense `s` of lexeme `l`: its glosses, and the item it stands for now and then.
+    fn lexeme_sense(&mut self, l: u64, s: u64) {
+        let glosses = self.rng.range(1, 4);
+        let mut langs = Vec::new();
+        self.pick_langs(glosses as usize, true, &mut langs);
+        let n = self.rng.range(1, 6);
+        let gloss_en = self.words(n);
+        let with_item = self.rng.pct(50);
+        let item = self.any_item();
+        let sguid = (self.rng.next_u64(), self.rng.next_u64(), false);
+        let glosses: Vec<(u16, String)> = langs.iter().map(|&g| (g, self.phrase(&gloss_en, g))).collect();
+        let t = &mut self.t;
+        let b = t.s();
+        push_name(b, b"wd:", b'L', l);
+        b.extend_from_slice(b"-S");
+        push_u64(b, s);
+        t.p().extend_from_slice(b"a");
+        t.o().extend_from_slice(b"wikibase:Sense");
+        t.o().extend_from_slice(b"ontolex:LexicalSense");
+        for (g, text) in &glosses {
+            let gc = LANGUAGES[*g as usize].0;
+            t.p().extend_from_slice(b"rdfs:label");
+            push_lang(t.o(), text, gc);
+            t.p().extend_from_slice(b"skos:definition");
+            push_lang(t.o(), text, gc);
+        }
+        let sid = |b: &mut Vec<u8>| {
+            b.extend_from_slice(b"s:");
+            push_name(b, b"", b'L', l);
+            b.extend_from_slice(b"-S");
+            push_u64(b, s);
+            b.push(b'-');
+            push_guid(b, sguid.0, sguid.1, false);
+        };
+        if with_item {
+            t.p().extend_from_slice(b"wdt:P5137");
+            push_name(t.o(), b"wd:", b'Q', item);
+            t.p().extend_from_slice(b"p:P5137");
+            sid(t.o());
+        }
+        t.end();
+        if with_item {
+            sid(t.s());
+            t.p().extend_from_slice(b"a");
+            t.o().extend_from_slice(b"wikibase:Statement");
+            t.o().extend_from_slice(b"wikibase:BestRank");
+            t.po(b"wikibase:rank", b"wikibase:NormalRank");
+            t.p().extend_from_slice(b"ps:P5137");
+            push_name(t.o(), b"wd:", b'Q', item);
+            t.end();
+            self.ent.statements += 1;
+        }
     }
 
     // ------------------------------------------------------------------ properties

@@ -153,30 +153,7 @@ fn run(cli: &Cli) -> Result<(), String> {
     let world = World::new(cfg);
     let layout = world.layout;
     let threads = cli.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    let mut outs = Vec::new();
-    for path in &cli.outputs {
-        if path.as_os_str() == "-" {
-            outs.push(Out {
-                path: path.clone(),
-                tmp: path.clone(),
-                codec: Codec::Plain,
-                file: Box::new(std::io::stdout()),
-                bytes: 0,
-            });
-            continue;
-        }
-        let mut tmp = path.clone().into_os_string();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        let f = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-        outs.push(Out {
-            path: path.clone(),
-            tmp,
-            codec: codec_of(path),
-            file: Box::new(std::io::BufWriter::with_capacity(1 << 20, f)),
-            bytes: 0,
-        });
-    }
+    let mut outs = open_outputs(cli)?;
     let codecs: Vec<Codec> = outs.iter().map(|o| o.codec).collect();
     let started = Instant::now();
 
@@ -245,14 +222,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         o.file.flush().map_err(|e| format!("{}: {e}", o.path.display()))?;
     }
     let seconds = started.elapsed().as_secs_f64();
-    let mut files = Vec::new();
-    for o in outs {
-        drop(o.file);
-        if o.path.as_os_str() != "-" {
-            std::fs::rename(&o.tmp, &o.path).map_err(|e| format!("{}: {e}", o.path.display()))?;
-        }
-        files.push(serde_json::json!({"path": o.path.display().to_string(), "bytes": o.bytes}));
-    }
+    let files = put_outputs_in_place(outs)?;
     let report = serde_json::json!({
         "generator": "wikigen",
         "version": VERSION,
@@ -280,6 +250,49 @@ fn run(cli: &Cli) -> Result<(), String> {
         total.triples as f64 / seconds / 1e6
     );
     Ok(())
+}
+
+/// Every output, written under a temporary name (`-`: standard output) until it is complete.
+fn open_outputs(cli: &Cli) -> Result<Vec<Out>, String> {
+    let mut outs = Vec::new();
+    for path in &cli.outputs {
+        if path.as_os_str() == "-" {
+            outs.push(Out {
+                path: path.clone(),
+                tmp: path.clone(),
+                codec: Codec::Plain,
+                file: Box::new(std::io::stdout()),
+                bytes: 0,
+            });
+            continue;
+        }
+        let mut tmp = path.clone().into_os_string();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let f = std::fs::File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        outs.push(Out {
+            path: path.clone(),
+            tmp,
+            codec: codec_of(path),
+            file: Box::new(std::io::BufWriter::with_capacity(1 << 20, f)),
+            bytes: 0,
+        });
+    }
+    Ok(outs)
+}
+
+/// Closes the complete outputs and renames each into place; their paths and sizes, for the
+/// report.
+fn put_outputs_in_place(outs: Vec<Out>) -> Result<Vec<serde_json::Value>, String> {
+    let mut files = Vec::new();
+    for o in outs {
+        drop(o.file);
+        if o.path.as_os_str() != "-" {
+            std::fs::rename(&o.tmp, &o.path).map_err(|e| format!("{}: {e}", o.path.display()))?;
+        }
+        files.push(serde_json::json!({"path": o.path.display().to_string(), "bytes": o.bytes}));
+    }
+    Ok(files)
 }
 
 #[cfg(test)]

@@ -373,9 +373,16 @@ fn ext(id: u32, label: &str, shape: IdShape, formatter: Option<(&str, &str)>) ->
 /// the dumps), then a fixed set of further external-identifier properties, the long tail
 /// (Wikidata has about 9,000 of them), made from a fixed seed so that every dump has them.
 pub fn properties() -> Vec<Prop> {
+    let mut v = most_used_properties();
+    v.extend(well_known_identifiers());
+    add_long_tail(&mut v);
+    v
+}
+
+/// Wikidata's most used properties, by type.
+fn most_used_properties() -> Vec<Prop> {
     use DType::*;
-    use IdShape::*;
-    let mut v = vec![
+    vec![
         real(31, Item, "instance of"),
         real(279, Item, "subclass of"),
         real(21, Item, "sex or gender"),
@@ -464,6 +471,13 @@ pub fn properties() -> Vec<Prop> {
         real(1442, Commons, "image of grave"),
         real(41, Commons, "flag image"),
         real(242, Commons, "locator map image"),
+    ]
+}
+
+/// External identifiers Wikidata's items use most, with their shapes and formatters.
+fn well_known_identifiers() -> Vec<Prop> {
+    use IdShape::*;
+    vec![
         ext(214, "VIAF ID", Digits(6, 12), Some(("http://viaf.org/viaf/", ""))),
         ext(227, "GND ID", Gnd, Some(("https://d-nb.info/gnd/", ""))),
         ext(
@@ -501,7 +515,13 @@ pub fn properties() -> Vec<Prop> {
         ext(5275, "OED Online ID", Digits(5, 6), None),
         ext(1417, "Encyclopædia Britannica Online ID", Path, None),
         ext(4342, "Store norske leksikon ID", Slug, None),
-    ];
+    ]
+}
+
+/// The long tail of external-identifier properties, from a fixed seed.
+fn add_long_tail(v: &mut Vec<Prop>) {
+    use DType::*;
+    use IdShape::*;
     // The long tail: external identifiers of every shape, a third with a formatter for their
     // normalized IRI.
     let mut rng = Rng::new(0x005E_ED0F_9709, 0);
@@ -526,5 +546,4 @@ pub fn properties() -> Vec<Prop> {
         let label = format!("{}{} {b} ID", a[..1].to_uppercase(), &a[1..]);
         v.push(Prop { id: next, dtype: ExternalId, label, formatter, shape });
     }
-    v
 }

@@ -16,7 +16,7 @@ use crate::error::LoadError;
 use crate::failpoint::crash_point;
 use crate::options::{LoadOptions, OnError};
 use crate::phases::indexes::{IdStats, Indexes};
-use crate::progress::peak_rss_bytes;
+use crate::progress::{peak_rss_bytes, Phase};
 use crate::report::{write_copies, Report, REPORT_FILE};
 use crate::workdir::{sibling, Places};
 
@@ -58,7 +58,7 @@ pub(crate) fn run(
     report.temp_disk_peak_bytes = b.spill.peak_bytes();
     report.database_bytes = database_bytes;
     report.resumed_after = b.resumed_after.clone();
-    b.timer.lap("finish");
+    b.timer.lap(Phase::Finish);
     report.phases = std::mem::take(&mut b.timer.phases);
     report.duration_seconds = b.started.elapsed().as_secs_f64();
     report.peak_rss_bytes = peak_rss_bytes();

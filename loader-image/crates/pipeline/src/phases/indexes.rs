@@ -19,7 +19,7 @@ use crate::dict::Remap;
 use crate::error::LoadError;
 use crate::failpoint::crash_point;
 use crate::phases::nodes::NodeTable;
-use crate::progress::Progress;
+use crate::progress::{Phase, Progress};
 use crate::tuples::Logged;
 
 /// What the index phase leaves to the finish phase.
@@ -49,7 +49,7 @@ pub(crate) fn run(b: &mut Build<'_>, parse: &ParseState, nodes: NodeTable) -> Re
     };
     let done: BTreeMap<String, IndexState> = cp.lock().expect("checkpoint").indexes.clone();
     if todo == 0 {
-        b.timer.resumed("indexes", earlier_seconds);
+        b.timer.resumed(Phase::Indexes, earlier_seconds);
     } else {
         let remap = match nodes.remap {
             Some(r) => r,
@@ -70,7 +70,7 @@ pub(crate) fn run(b: &mut Build<'_>, parse: &ParseState, nodes: NodeTable) -> Re
         };
         build_indexes(&sources, b.threads, nodes.state.rdf_type, &done, &on_index_done)
             .map_err(|e| LoadError::from_output_io("building indexes", e))?;
-        b.timer.lap("indexes");
+        b.timer.lap(Phase::Indexes);
     }
     b.opts.check_interrupt()?;
     let cp = cp.into_inner().expect("checkpoint");
@@ -142,7 +142,14 @@ fn build_indexes(
         let mut stats: Option<IdStats>;
         let records = if let Some((_, cols)) = TRIPLE_INDEXES.iter().find(|(n, _)| *n == name) {
             stats = (name == "POS").then(|| IdStats { rdf_type, ..Default::default() });
-            build_index(src, &pool, name, cols, src.triples, triple_base.as_deref(), TreeParams::TRIPLE, |t| {
+            let index = IndexToBuild {
+                name,
+                cols,
+                logs: src.triples,
+                base: triple_base.as_deref(),
+                params: TreeParams::TRIPLE,
+            };
+            build_index(src, &pool, index, |t| {
                 if let Some(st) = stats.as_mut() {
                     st.observe_pos(t);
                 }
@@ -150,7 +157,9 @@ fn build_indexes(
         } else {
             let (_, cols) = QUAD_INDEXES.iter().find(|(n, _)| *n == name).expect("an index name");
             stats = (name == "POSG").then(|| IdStats { rdf_type, ..Default::default() });
-            build_index(src, &pool, name, cols, quad_logs, quad_base.as_deref(), TreeParams::QUAD, |t| {
+            let index =
+                IndexToBuild { name, cols, logs: quad_logs, base: quad_base.as_deref(), params: TreeParams::QUAD };
+            build_index(src, &pool, index, |t| {
                 if let Some(st) = stats.as_mut() {
                     st.observe_posg(t);
                 }
@@ -247,17 +256,13 @@ fn remapped_logs<const N: usize>(
 /// tuples already remapped, or else one log each) and sorted by every thread: several
 /// indexes are built at once, but the last ones (and a big node's) would otherwise run on
 /// one core each. An index that does not fit goes through the external sorter.
-#[allow(clippy::too_many_arguments)]
 fn build_index<const N: usize>(
     src: &IndexSources<'_>,
     pool: &rayon::ThreadPool,
-    name: &str,
-    cols: &[usize; N],
-    logs: &[Logged<N>],
-    base: Option<&[[u64; N]]>,
-    params: TreeParams,
+    index: IndexToBuild<'_, N>,
     observe: impl FnMut(&[u64; N]),
 ) -> io::Result<u64> {
+    let IndexToBuild { name, cols, logs, base, params } = index;
     let IndexSources { gen_dir, spill, remap, sort_bytes, .. } = *src;
     let mut w = PackedTreeWriter::create(gen_dir, name, params)?;
     let total: u64 = logs.iter().map(Logged::len).sum();
@@ -291,6 +296,16 @@ fn build_index<const N: usize>(
     src.progress.index_counter(name).store(n, Ordering::Relaxed);
     w.finish()?;
     Ok(n)
+}
+
+/// One index to build: its name and column order, the logs it is built from, and the tuples
+/// already remapped for every index of its kind when they fit in memory.
+struct IndexToBuild<'a, const N: usize> {
+    name: &'a str,
+    cols: &'a [usize; N],
+    logs: &'a [Logged<N>],
+    base: Option<&'a [[u64; N]]>,
+    params: TreeParams,
 }
 
 /// Packs sorted unique tuples into the tree; the number of records.

@@ -5,3 +5,4 @@ pub(crate) mod finish;
 pub(crate) mod indexes;
 pub(crate) mod nodes;
 pub(crate) mod parse;
+pub(crate) mod prepare;

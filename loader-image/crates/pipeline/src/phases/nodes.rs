@@ -24,7 +24,7 @@ use crate::checkpoint::{sync_files, NodesState, ParseState};
 use crate::dict::{DictTerms, Dictionary, MergedTerm, Remap, KEY_BUCKETS};
 use crate::error::LoadError;
 use crate::failpoint::crash_point;
-use crate::progress::Progress;
+use crate::progress::{Phase, Progress};
 
 /// The id remap table's file in the work directory.
 const REMAP_FILE: &str = "remap.bin";
@@ -53,7 +53,7 @@ pub(crate) fn run(b: &mut Build<'_>, parse: &ParseState) -> Result<NodeTable, Lo
     progress.expect_terms(ids_assigned);
     progress.memory_bytes.store(remap_bytes, Ordering::Relaxed);
     if let Some(n) = b.checkpoint.nodes.clone() {
-        b.timer.resumed("nodes", n.seconds);
+        b.timer.resumed(Phase::Nodes, n.seconds);
         return Ok(NodeTable { state: n, remap: None, remap_bytes, sort_budget });
     }
     let dict =
@@ -71,7 +71,7 @@ pub(crate) fn run(b: &mut Build<'_>, parse: &ParseState) -> Result<NodeTable, Lo
         parse.quad_logs.iter().map(|l| l.tuples).sum(),
     );
     let n = NodesState {
-        seconds: b.timer.lap("nodes"),
+        seconds: b.timer.lap(Phase::Nodes),
         distinct_terms,
         node_data_bytes,
         rdf_type,

@@ -14,7 +14,7 @@
 
 use md5::{Digest, Md5};
 
-use crate::term::{put_string, Term};
+use super::{put_string, Term};
 
 pub const RDF_DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
 
@@ -32,11 +32,11 @@ pub(crate) fn encode_term(t: &Term<'_>, out: &mut Vec<u8>) {
             out.push(0x9C); // field 9: tripleTerm, an RDF_Triple struct
             for t in spo {
                 out.push(0x1C); // fields 1, 2, 3: subject, predicate, object (RDF_Term)
-                crate::term::encode_term(t, out);
+                super::encode_term(t, out);
             }
             out.extend_from_slice(&[0, 0]); // end of RDF_Triple, end of RDF_Term
         }
-        _ => crate::term::encode_term(t, out),
+        _ => super::encode_term(t, out),
     }
 }
 
@@ -58,7 +58,7 @@ pub(crate) fn node_hash(t: &Term<'_>) -> [u8; 16] {
             h.update(s.as_bytes());
             h.update(b"|||tripleTerm");
         }
-        _ => return crate::term::node_hash(t),
+        _ => return super::node_hash(t),
     }
     h.finalize().into()
 }
@@ -92,7 +92,7 @@ pub fn write_nt(t: &Term<'_>, out: &mut String) {
             if let Some(lang) = lang {
                 out.push('@');
                 out.push_str(lang);
-            } else if let Some(dt) = datatype.filter(|d| *d != crate::term::XSD_STRING) {
+            } else if let Some(dt) = datatype.filter(|d| *d != super::XSD_STRING) {
                 out.push_str("^^");
                 write_iri(dt, out);
             }

@@ -3,35 +3,40 @@
 //! log encoded tuples. The phase ends with the dictionary and the logs durable in the work
 //! directory, described by a [`ParseState`] for the checkpoint.
 
+mod lines;
+mod read;
+mod statements;
+mod whole;
+
 use std::collections::HashSet;
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use extsort::SpillDir;
-use rdf_input::fastline::{parse_fast_line, FastLine, FastStatement};
-use rdf_input::{
-    parse_chunk, parse_file, parse_line_chunk, parse_terse_from, BlankLabels, Chunk, ChunkEnd, InputFile, LineChunker,
-    Rejected, Split, TerseChunk, TerseSplitter,
-};
+use rdf_input::term_rules::WarningKind;
+use rdf_input::{BlankLabels, Chunk, InputFile, Rejected, TerseChunk};
 
-use crate::budget::{MemoryPlan, CHUNK_BYTES};
+use crate::budget::CHUNK_BYTES;
 use crate::build::{save_checkpoint, Build};
 use crate::checkpoint::{LogState, ParseState, PartialParse, RejectState};
 use crate::dict::Dictionary;
 use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use crate::error::LoadError;
 use crate::failpoint::crash_point;
-use crate::input::{open_input, RawDigest, ReadAhead};
+use crate::input::RawDigest;
 use crate::options::{LoadOptions, OnError};
-use crate::progress::Progress;
+use crate::progress::{Phase, Progress};
 use crate::tuples::TupleLog;
-use crate::unreadable;
 use crate::warnings::{find_term, written_term, Tally, WarningExample, Warnings};
-use rdf_input::term_rules::WarningKind;
+
+use lines::parse_lines_job;
+use read::produce;
+use statements::parse_terse_chunk;
+use whole::parse_whole_job;
 
 enum Job {
     Lines {
@@ -361,8 +366,8 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
         rejects: Vec::new(),
         warnings: Warnings::default(),
     };
-    let mut enc = Encoder::new(&sh.dict, sh.opts.jena);
-    let mut fast = FastEncoder::new(&sh.dict, sh.opts.jena);
+    let mut encoders =
+        Encoders { full: Encoder::new(&sh.dict, sh.opts.jena), fast: FastEncoder::new(&sh.dict, sh.opts.jena) };
     let strict = sh.opts.on_error == OnError::Strict;
     loop {
         // Between jobs (and while waiting for one), answer a partial checkpoint's request.
@@ -383,7 +388,6 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
         let statements_before = out.statements;
         let whole = matches!(job, Job::Whole { .. });
         let mut job_warnings = Warnings::default();
-        let mut completed = false;
         let mut local_rejects = Vec::new();
         let mut on_reject = |r: Rejected| -> Result<(), Stop> {
             if strict {
@@ -403,151 +407,23 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
             }
             Ok(())
         };
-        match job {
+        let completed = match job {
             Job::Lines { file, chunk } => {
-                let mut scope = blank_scope(file, &sh.files[file]);
-                let syntax = sh.files[file].syntax;
-                let quads = syntax.has_graphs();
-                // UTF-8 is checked once for the whole chunk; only a chunk that is not valid is
-                // checked line by line.
-                let whole_chunk_utf8 = std::str::from_utf8(&chunk.data).is_ok();
-                completed = true;
-                for (this_line, line) in (chunk.first_line..).zip(lines(&chunk.data)) {
-                    let text = if whole_chunk_utf8 {
-                        // SAFETY: the chunk is valid UTF-8, and a newline (ASCII) is never part
-                        // of a multi-byte sequence, so each piece between two is valid too.
-                        Some(unsafe { std::str::from_utf8_unchecked(line) })
-                    } else {
-                        std::str::from_utf8(line).ok()
-                    };
-                    if let Some(text) = text {
-                        match parse_fast_line(text, quads) {
-                            FastLine::Empty => continue,
-                            FastLine::Statement(st) => match fast.statement(&st, &mut scope, quads) {
-                                Ok(Some(e)) => {
-                                    if let Err(e) = out.emit(Ok(e)) {
-                                        sh.fail(LoadError::from_output_io("spilling tuples", e));
-                                        completed = false;
-                                        break;
-                                    }
-                                    place_in_line(sh, file, &mut fast.tally, text, this_line, &mut job_warnings);
-                                    continue;
-                                }
-                                Ok(None) => {}
-                                Err(e) => {
-                                    sh.fail(LoadError::from_output_io("spilling the dictionary", e));
-                                    completed = false;
-                                    break;
-                                }
-                            },
-                            FastLine::Fallback => {}
-                        }
-                    }
-                    // The full parser decides this line: its statement or its error.
-                    let mut refused = None;
-                    let mut conflict = None;
-                    let res = parse_line_chunk(
-                        syntax,
-                        line,
-                        this_line,
-                        |q| {
-                            if let Err(r) = unreadable::check_quad(&q) {
-                                refused = Some(r);
-                                return Ok(());
-                            }
-                            conflict = sh.direction_conflict(&q, file, |suffix| {
-                                let text = String::from_utf8_lossy(line).trim_end_matches('\r').to_string();
-                                (this_line, crate::rdf12::column_in_line(&text, suffix), text)
-                            });
-                            if conflict.is_some() {
-                                return Ok(());
-                            }
-                            out.emit(enc.quad(&q, &mut scope, quads)).map_err(|e| {
-                                sh.fail(LoadError::from_output_io("spilling", e));
-                                Stop
-                            })
-                        },
-                        &mut on_reject,
-                    );
-                    let res = match refused {
-                        Some(r) if res.is_ok() => on_reject(unreadable::line_reject(line, this_line, r)),
-                        _ => res,
-                    };
-                    let res = res.and_then(|()| conflict.take().map_or(Ok(()), &mut on_reject));
-                    if res.is_err() {
-                        completed = false;
-                        break;
-                    }
-                    let text = String::from_utf8_lossy(line);
-                    place_in_line(sh, file, &mut enc.tally, &text, this_line, &mut job_warnings);
-                }
+                parse_lines_job(sh, file, &chunk, &mut out, &mut encoders, &mut job_warnings, &mut on_reject)
             }
             Job::Terse { file, chunk } => {
-                completed = parse_terse_chunk(sh, file, &chunk, &mut out, &mut enc, &mut fast, &mut on_reject);
+                let Encoders { full: enc, fast } = &mut encoders;
+                let completed = parse_terse_chunk(sh, file, &chunk, &mut out, enc, fast, &mut on_reject);
                 place_in_chunk(sh, file, &mut [&mut fast.tally, &mut enc.tally], &chunk, &mut job_warnings);
+                completed
             }
-            Job::Whole { file } => {
-                let f = &sh.files[file];
-                let reader = match open_input(f, sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
-                    Ok(r) => ReadAhead::spawn(r),
-                    Err(e) => {
-                        sh.fail(sh.input_error(file, e));
-                        continue;
-                    }
-                };
-                // A Turtle/TriG file parsed whole names its blank nodes as its chunks do.
-                let mut scope = blank_scope(file, f);
-                let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
-                let mut refused = Vec::new();
-                let window = crate::rdf12::ReadWindow::shared();
-                let reader = crate::rdf12::WindowTee { inner: reader, window: window.clone() };
-                let on_reject = std::cell::RefCell::new(&mut on_reject);
-                let res = parse_file(
-                    f.syntax,
-                    reader,
-                    Some(&base),
-                    |q| {
-                        if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
-                            return Err(Stop);
-                        }
-                        if let Err(r) = unreadable::check_quad(&q) {
-                            refused.push(r);
-                            return if strict { Err(Stop) } else { Ok(()) };
-                        }
-                        if let Some(r) = sh.direction_conflict(&q, file, |suffix| window.borrow_mut().locate(suffix)) {
-                            return (on_reject.borrow_mut())(r);
-                        }
-                        out.emit(enc.quad(&q, &mut scope, f.syntax.has_graphs())).map_err(|e| {
-                            sh.fail(LoadError::from_output_io("spilling", e));
-                            Stop
-                        })
-                    },
-                    |r| (on_reject.borrow_mut())(r),
-                );
-                // Refused literals become rejects once their positions are found.
-                let res = match res {
-                    Err(Ok(e)) => Err(Ok(e)),
-                    res if !refused.is_empty() => match unreadable::locate(f, refused) {
-                        Err(e) => Err(Ok(e)),
-                        Ok(rejects) => match rejects.into_iter().try_for_each(|r| (on_reject.borrow_mut())(r)) {
-                            Err(Stop) => Err(Err(Stop)),
-                            Ok(()) => res,
-                        },
-                    },
-                    res => res,
-                };
-                match res {
-                    Ok(prefixes) => {
-                        sh.prefixes.lock().expect("prefixes").push((file, prefixes));
-                        completed = true;
-                    }
-                    Err(Ok(e)) => sh.fail(sh.input_error(file, e)),
-                    Err(Err(Stop)) => {}
-                }
-            }
-        }
+            Job::Whole { file } => match parse_whole_job(sh, file, &mut out, &mut encoders.full, &mut on_reject) {
+                Some(completed) => completed,
+                None => continue,
+            },
+        };
         out.rejects.append(&mut local_rejects);
-        for tally in [&mut fast.tally, &mut enc.tally] {
+        for tally in [&mut encoders.fast.tally, &mut encoders.full.tally] {
             // An input parsed whole: no positions (its chunks' would need another read).
             for (kind, term) in tally.pending.drain(..) {
                 job_warnings.examples.push(example(sh, file, kind, 0, 0, term));
@@ -575,231 +451,10 @@ fn worker(sh: &ParseShared<'_>, id: usize, jobs: crossbeam_channel::Receiver<Job
     out
 }
 
-/// Parses one chunk of a Turtle/TriG file; true when it is done. A chunk that the parser
-/// does not end where the splitter cut it (`ChunkEnd::Dirty`) stops the phase: in strict
-/// mode with the error a sequential parse from the chunk's start finds (exactly the error
-/// of a sequential load); otherwise (skip mode, or no error there), as the chunks after it
-/// may already be logged as parsed on their own, for [`run`] to start the phase over with
-/// the file parsed whole (never a database of statements parsed wrongly).
-fn parse_terse_chunk(
-    sh: &ParseShared<'_>,
-    file: usize,
-    chunk: &TerseChunk,
-    out: &mut WorkerOutput,
-    enc: &mut Encoder<'_>,
-    fast: &mut FastEncoder<'_>,
-    on_reject: &mut dyn FnMut(Rejected) -> Result<(), Stop>,
-) -> bool {
-    let f = &sh.files[file];
-    let strict = sh.opts.on_error == OnError::Strict;
-    // Shared by the statements oxttl gives and those the fast path reads.
-    let out = std::cell::RefCell::new(out);
-    let scope = std::cell::RefCell::new(blank_scope(file, f));
-    let mut refused = Vec::new();
-    let window = std::cell::RefCell::new(None);
-    let on_reject = std::cell::RefCell::new(on_reject);
-    let res = parse_chunk(
-        f.syntax.has_graphs(),
-        chunk,
-        &mut |q| {
-            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
-                return Err(Stop);
-            }
-            if let Err(r) = unreadable::check_quad(&q) {
-                refused.push(r);
-                return if strict { Err(Stop) } else { Ok(()) };
-            }
-            let locate = |suffix: &str| {
-                let mut w = window.borrow_mut();
-                let w = w.get_or_insert_with(|| {
-                    crate::rdf12::ReadWindow::over(&chunk.data, chunk.start.position, chunk.start.offset)
-                });
-                w.locate(suffix)
-            };
-            if let Some(r) = sh.direction_conflict(&q, file, locate) {
-                return (on_reject.borrow_mut())(r);
-            }
-            out.borrow_mut().emit(enc.quad(&q, &mut scope.borrow_mut(), f.syntax.has_graphs())).map_err(|e| {
-                sh.fail(LoadError::from_output_io("spilling", e));
-                Stop
-            })
-        },
-        &mut |r| (on_reject.borrow_mut())(r),
-        Some(&mut |st: &[FastStatement<'_>]| {
-            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
-                return Err(Stop);
-            }
-            let encoded = match fast.statements(st, &mut scope.borrow_mut(), f.syntax.has_graphs()) {
-                Ok(Some(encoded)) => encoded,
-                Ok(None) => return Ok(false), // a new term fails its check: oxttl decides
-                Err(e) => {
-                    sh.fail(LoadError::from_output_io("spilling the dictionary", e));
-                    return Err(Stop);
-                }
-            };
-            for &e in encoded {
-                out.borrow_mut().emit(Ok(e)).map_err(|e| {
-                    sh.fail(LoadError::from_output_io("spilling tuples", e));
-                    Stop
-                })?;
-            }
-            Ok(true)
-        }),
-    );
-    // Refused literals become rejects once their positions in the chunk are found.
-    if !refused.is_empty() {
-        let rejects = unreadable::locate_in(&chunk.data[..], chunk.start.position, refused);
-        if rejects.into_iter().try_for_each(|r| (on_reject.borrow_mut())(r)).is_err() {
-            return false;
-        }
-    }
-    // Tests force a wrong cut (failpoint.rs): real input gives none to test with.
-    let res = match res {
-        Ok(ChunkEnd::Clean) if crate::failpoint::forced("parse.terse_dirty", chunk.seq) => Ok(ChunkEnd::Dirty),
-        res => res,
-    };
-    match res {
-        Ok(ChunkEnd::Clean) => true,
-        Err(Stop) => false,
-        Ok(ChunkEnd::Dirty) => {
-            if strict {
-                // The error a sequential parse finds from the chunk's start is the
-                // sequential load's.
-                let reader = rdf_input::open_decompressed(&f.path, f.compression).and_then(|mut r| {
-                    io::copy(&mut (&mut r).take(chunk.start.offset), &mut io::sink())?;
-                    Ok(r)
-                });
-                let found = match reader {
-                    Ok(r) => parse_terse_from(f.syntax, r, &chunk.start, |_| Ok(()), Err),
-                    Err(e) => Err(Ok(e)),
-                };
-                match found {
-                    Err(Err(r)) => {
-                        let _ = (on_reject.borrow_mut())(r);
-                        return false;
-                    }
-                    Err(Ok(e)) => {
-                        sh.fail(sh.input_error(file, e));
-                        return false;
-                    }
-                    Ok(_) => {}
-                }
-            }
-            // Chunks after this one may already be logged as parsed on their own: `run`
-            // starts the phase over with this file parsed whole.
-            sh.split_wrong.lock().expect("split").get_or_insert((file, chunk.start.position.line));
-            sh.cancelled.store(true, Ordering::SeqCst);
-            false
-        }
-    }
-}
-
-/// Reads input files and cuts them into chunks by their syntax's split kind: line-based
-/// files at newlines, Turtle/TriG files into chunks of whole statements (this thread does the
-/// decompression); RDF/XML files are handed to a worker whole. Several producers share the
-/// files.
-fn produce(sh: &ParseShared<'_>, tx: crossbeam_channel::Sender<Job>, next_file: &AtomicUsize) {
-    loop {
-        let file = next_file.fetch_add(1, Ordering::SeqCst);
-        let Some(f) = sh.files.get(file) else { return };
-        if sh.skipped(file, 0) {
-            return;
-        }
-        let go_on = match f.syntax.split() {
-            // A file whose cut went wrong in the run resumed is parsed whole.
-            _ if sh.resumed.whole_files.contains(&file) => send_whole(sh, &tx, file),
-            Split::Whole(_) => send_whole(sh, &tx, file),
-            Split::Statements => send_statement_chunks(sh, &tx, file),
-            Split::Lines => send_line_chunks(sh, &tx, file),
-        };
-        if !go_on {
-            return;
-        }
-    }
-}
-
-/// Hands file `file` to a worker to parse whole, unless the run resumed had parsed it. False
-/// when the producer is to stop.
-fn send_whole(sh: &ParseShared<'_>, tx: &crossbeam_channel::Sender<Job>, file: usize) -> bool {
-    if sh.resumed.files_done.contains_key(&file) {
-        sh.raw_bytes_read.fetch_add(sh.files[file].size, Ordering::Relaxed); // parsed by the run resumed
-        return true;
-    }
-    tx.send(Job::Whole { file }).is_ok()
-}
-
-/// Opens file `file` for a producer to cut; None when it cannot (the load has failed).
-fn open_to_cut(sh: &ParseShared<'_>, file: usize) -> Option<Box<dyn Read + Send>> {
-    match open_input(&sh.files[file], sh.digests[file].clone(), sh.raw_bytes_read.clone(), sh.opts.threads) {
-        Ok(r) => Some(r),
-        Err(e) => {
-            sh.fail(sh.input_error(file, e));
-            None
-        }
-    }
-}
-
-/// Cuts a Turtle/TriG file into chunks of whole statements for the workers. False when the
-/// producer is to stop.
-fn send_statement_chunks(sh: &ParseShared<'_>, tx: &crossbeam_channel::Sender<Job>, file: usize) -> bool {
-    let f = &sh.files[file];
-    let Some(reader) = open_to_cut(sh, file) else { return false };
-    // The splitter applies the directives itself (the chunks resumed need no parse for the
-    // state the next ones start in) and gives the file's prefix declarations.
-    let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
-    let mut splitter = match TerseSplitter::new(f.syntax.has_graphs(), reader, Some(&base), terse_chunk_bytes()) {
-        Ok(s) => s,
-        Err(e) => {
-            sh.fail(sh.input_error(file, e));
-            return false;
-        }
-    };
-    if !send_chunks(sh, tx, file, || splitter.next_chunk(), |c| c.seq, |chunk| Job::Terse { file, chunk }) {
-        return false;
-    }
-    sh.prefixes.lock().expect("prefixes").push((file, splitter.declared().to_vec()));
-    true
-}
-
-/// Cuts an N-Triples/N-Quads file into chunks at newlines for the workers. False when the
-/// producer is to stop.
-fn send_line_chunks(sh: &ParseShared<'_>, tx: &crossbeam_channel::Sender<Job>, file: usize) -> bool {
-    let Some(reader) = open_to_cut(sh, file) else { return false };
-    let mut chunker = LineChunker::new(reader, CHUNK_BYTES);
-    send_chunks(sh, tx, file, || chunker.next_chunk(), |c| c.seq, |chunk| Job::Lines { file, chunk })
-}
-
-/// Hands one file's chunks to the workers, leaving out those the run resumed had parsed.
-/// False when the producer is to stop: the load failed, or skip mode's limit cut it short.
-fn send_chunks<C>(
-    sh: &ParseShared<'_>,
-    tx: &crossbeam_channel::Sender<Job>,
-    file: usize,
-    mut next: impl FnMut() -> io::Result<Option<C>>,
-    seq: impl Fn(&C) -> u64,
-    job: impl Fn(C) -> Job,
-) -> bool {
-    loop {
-        match next() {
-            Ok(Some(chunk)) => {
-                let s = seq(&chunk);
-                if sh.skipped(file, s) {
-                    return false;
-                }
-                if sh.chunks_done.contains(&(file, s)) {
-                    continue; // parsed by the run resumed
-                }
-                if tx.send(job(chunk)).is_err() {
-                    return false;
-                }
-            }
-            Ok(None) => return true,
-            Err(e) => {
-                sh.fail(sh.input_error(file, e));
-                return false;
-            }
-        }
-    }
+/// The two encoders of a worker: the full parser's and the fast path's.
+struct Encoders<'d> {
+    full: Encoder<'d>,
+    fast: FastEncoder<'d>,
 }
 
 fn write_rejects(path: &Path, sh_files: &[InputFile], rejects: &mut [RejectState]) -> io::Result<()> {
@@ -846,17 +501,91 @@ pub(crate) enum Parsed {
 /// durable in the work directory and returns what the checkpoint records of them. While it
 /// runs it saves partial checkpoints, and one when a signal stops it, so that a rerun
 /// redoes only the jobs not done.
-pub(crate) fn parse_phase(
-    opts: &LoadOptions,
-    files: &[InputFile],
-    spill: &Arc<SpillDir>,
-    plan: &MemoryPlan,
-    rejects_path: &Path,
-    progress: &Progress,
-    partial: PartialCheckpoints<'_>,
-) -> Result<Parsed, LoadError> {
-    let threads = opts.threads.max(1);
-    let resumed = partial.resumed;
+fn parse_phase(b: &Build<'_>, progress: &Progress, partial: PartialCheckpoints<'_>) -> Result<Parsed, LoadError> {
+    let threads = b.opts.threads.max(1);
+    let sh = shared_state(b, progress, partial.resumed, threads)?;
+    let outputs = run_workers(&sh, threads, &partial);
+    if let Some(e) = sh.fatal.lock().expect("fatal").take() {
+        return Err(e);
+    }
+    if sh.opts.interrupt.load(Ordering::SeqCst) {
+        // Stopped by a signal: every worker published its completed jobs as it ended.
+        let dictionary = sh.dict.persist().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
+        let slots = sh.snapshots.slots.lock().expect("snapshots").clone();
+        (partial.save)(sh.partial(&slots, dictionary))?;
+        return Err(LoadError::Interrupted);
+    }
+    if let Some((file, line)) = sh.split_wrong.lock().expect("split").take() {
+        return Ok(Parsed::SplitWrong { file, line });
+    }
+    let mut errors = std::mem::take(&mut *sh.first_errors.lock().expect("errors"));
+    if let Some(first) = errors.iter().min_by_key(|r| (r.file, r.line, r.column)) {
+        return Err(LoadError::BadInput {
+            file: sh.display_name(first.file),
+            line: first.line,
+            column: first.column,
+            message: first.message.clone(),
+        });
+    }
+    errors.clear();
+    let rejects_path = b.rejects_path;
+    let mut rejects: Vec<RejectState> = sh.resumed.rejects.clone();
+    let mut warnings = sh.resumed.warnings.clone();
+    let mut statements = sh.resumed.statements;
+    let mut triple_logs = sh.resumed.triple_logs.clone();
+    let mut quad_logs = sh.resumed.quad_logs.clone();
+    for mut o in outputs {
+        statements += o.statements;
+        rejects.append(&mut o.rejects);
+        warnings.merge(&o.warnings);
+        let t = o.triples.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
+        triple_logs.push(LogState::of(&t));
+        let q = o.quads.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
+        quad_logs.push(LogState::of(&q));
+    }
+    let rejected = rejects.len() as u64;
+    if sh.opts.on_error == OnError::Skip {
+        write_rejects(rejects_path, sh.files, &mut rejects)
+            .map_err(|e| LoadError::from_output_io("writing the rejects file", e))?;
+        if sh.rejected.load(Ordering::Relaxed) > sh.opts.max_rejects {
+            return Err(LoadError::TooManyRejects {
+                rejected: sh.rejected.load(Ordering::Relaxed),
+                max: sh.opts.max_rejects,
+                rejects_file: rejects_path.display().to_string(),
+            });
+        }
+    }
+    let prefixes = prefixes_in_load_order(&sh);
+    let input_md5 = sh.digests.iter().map(|d| d.lock().expect("digest").md5.clone()).collect();
+    let dictionary_bytes = sh.dict.memory_bytes();
+    let dictionary_spilled_terms = sh.dict.spilled_entries();
+    // The whole dictionary goes to sorted runs: durable for the checkpoint, and its memory
+    // is free for the id remap table.
+    let dictionary = sh.dict.checkpoint().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
+    Ok(Parsed::Done(ParseState {
+        seconds: 0.0,
+        statements,
+        rejects: rejected,
+        prefixes,
+        input_md5,
+        dictionary_bytes,
+        dictionary_spilled_terms,
+        dictionary,
+        triple_logs,
+        quad_logs,
+        warnings,
+    }))
+}
+
+/// What the workers and readers of one parse share: the inputs, the dictionary (an earlier
+/// run's, when resumed), and where they record rejects, failures and progress.
+fn shared_state<'a>(
+    b: &Build<'a>,
+    progress: &'a Progress,
+    resumed: &'a PartialParse,
+    threads: usize,
+) -> Result<ParseShared<'a>, LoadError> {
+    let (plan, spill) = (&b.budget, b.spill);
     let dict = if resumed.dictionary.is_empty() {
         Dictionary::new(plan.dictionary, spill.clone())
     } else {
@@ -864,12 +593,12 @@ pub(crate) fn parse_phase(
             .map_err(|e| LoadError::Internal(e.to_string()))?
     };
     let sh = ParseShared {
-        opts,
-        files,
+        opts: b.opts,
+        files: b.files,
         dict,
-        spill: spill.clone(),
-        log_cap: plan.log_tuples_per_worker,
-        digests: files.iter().map(|_| Arc::new(Mutex::new(RawDigest::default()))).collect(),
+        spill: b.spill.clone(),
+        log_cap: b.budget.log_tuples_per_worker,
+        digests: b.files.iter().map(|_| Arc::new(Mutex::new(RawDigest::default()))).collect(),
         raw_bytes_read: progress.bytes_read.clone(),
         progress,
         stop_at: Mutex::new(None),
@@ -891,11 +620,19 @@ pub(crate) fn parse_phase(
     for (file, md5) in &resumed.files_done {
         sh.digests[*file].lock().expect("digest").md5 = md5.clone();
     }
+    for (file, md5) in &resumed.files_done {
+        sh.digests[*file].lock().expect("digest").md5 = md5.clone();
+    }
+    Ok(sh)
+}
+
+/// Runs the readers, the parse workers and the periodic checkpoints until every job is
+/// done (or the parse stops); each worker's output.
+fn run_workers(sh: &ParseShared<'_>, threads: usize, partial: &PartialCheckpoints<'_>) -> Vec<WorkerOutput> {
     let next_file = AtomicUsize::new(0);
     let parsing = AtomicBool::new(true);
-    let outputs: Vec<WorkerOutput> = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let (tx, rx) = crossbeam_channel::bounded::<Job>(threads * 2);
-        let sh = &sh;
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let rx = rx.clone();
@@ -915,7 +652,7 @@ pub(crate) fn parse_phase(
         drop(rx);
         // Decompression runs on the producers: one per file being read, up to half the
         // threads (a single gzip stream cannot be decompressed in parallel).
-        let producers = files.len().min((threads / 2).max(1));
+        let producers = sh.files.len().min((threads / 2).max(1));
         for i in 1..producers {
             let (tx, next_file) = (tx.clone(), &next_file);
             std::thread::Builder::new()
@@ -928,60 +665,15 @@ pub(crate) fn parse_phase(
         parsing.store(false, Ordering::SeqCst);
         sh.snapshots.published.notify_all();
         joined.into_iter().map(|r| r.expect("parse worker panicked")).collect()
-    });
-    if let Some(e) = sh.fatal.lock().expect("fatal").take() {
-        return Err(e);
-    }
-    if opts.interrupt.load(Ordering::SeqCst) {
-        // Stopped by a signal: every worker published its completed jobs as it ended.
-        let dictionary = sh.dict.persist().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
-        let slots = sh.snapshots.slots.lock().expect("snapshots").clone();
-        (partial.save)(sh.partial(&slots, dictionary))?;
-        return Err(LoadError::Interrupted);
-    }
-    if let Some((file, line)) = sh.split_wrong.lock().expect("split").take() {
-        return Ok(Parsed::SplitWrong { file, line });
-    }
-    let mut errors = std::mem::take(&mut *sh.first_errors.lock().expect("errors"));
-    if let Some(first) = errors.iter().min_by_key(|r| (r.file, r.line, r.column)) {
-        return Err(LoadError::BadInput {
-            file: sh.display_name(first.file),
-            line: first.line,
-            column: first.column,
-            message: first.message.clone(),
-        });
-    }
-    errors.clear();
-    let mut rejects: Vec<RejectState> = resumed.rejects.clone();
-    let mut warnings = resumed.warnings.clone();
-    let mut statements = resumed.statements;
-    let mut triple_logs = resumed.triple_logs.clone();
-    let mut quad_logs = resumed.quad_logs.clone();
-    for mut o in outputs {
-        statements += o.statements;
-        rejects.append(&mut o.rejects);
-        warnings.merge(&o.warnings);
-        let t = o.triples.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
-        triple_logs.push(LogState::of(&t));
-        let q = o.quads.finish().map_err(|e| LoadError::from_output_io("spilling tuples", e))?;
-        quad_logs.push(LogState::of(&q));
-    }
-    let rejected = rejects.len() as u64;
-    if opts.on_error == OnError::Skip {
-        write_rejects(rejects_path, files, &mut rejects)
-            .map_err(|e| LoadError::from_output_io("writing the rejects file", e))?;
-        if sh.rejected.load(Ordering::Relaxed) > opts.max_rejects {
-            return Err(LoadError::TooManyRejects {
-                rejected: sh.rejected.load(Ordering::Relaxed),
-                max: opts.max_rejects,
-                rejects_file: rejects_path.display().to_string(),
-            });
-        }
-    }
+    })
+}
+
+/// Every prefix declaration of the parse (and of the run it resumed), in load order.
+fn prefixes_in_load_order(sh: &ParseShared<'_>) -> Vec<(String, String, String)> {
     let mut prefixes: Vec<(String, String, String)> = Vec::new();
     {
         let mut per_file = std::mem::take(&mut *sh.prefixes.lock().expect("prefixes"));
-        per_file.extend(resumed.prefixes.iter().map(|(f, ps)| (*f, ps.clone())));
+        per_file.extend(sh.resumed.prefixes.iter().map(|(f, ps)| (*f, ps.clone())));
         per_file.sort_by_key(|(f, _)| *f);
         // Every declaration in load order (files in order, each in input order), as Jena's
         // loaders add them to the prefix table: a later definition of a prefix replaces the
@@ -990,25 +682,7 @@ pub(crate) fn parse_phase(
             prefixes.extend(ps.into_iter().map(|(p, ns)| (String::new(), p, ns)));
         }
     }
-    let input_md5 = sh.digests.iter().map(|d| d.lock().expect("digest").md5.clone()).collect();
-    let dictionary_bytes = sh.dict.memory_bytes();
-    let dictionary_spilled_terms = sh.dict.spilled_entries();
-    // The whole dictionary goes to sorted runs: durable for the checkpoint, and its memory
-    // is free for the id remap table.
-    let dictionary = sh.dict.checkpoint().map_err(|e| LoadError::from_output_io("spilling the dictionary", e))?;
-    Ok(Parsed::Done(ParseState {
-        seconds: 0.0,
-        statements,
-        rejects: rejected,
-        prefixes,
-        input_md5,
-        dictionary_bytes,
-        dictionary_spilled_terms,
-        dictionary,
-        triple_logs,
-        quad_logs,
-        warnings,
-    }))
+    prefixes
 }
 
 /// Every `every`, asks the workers for their completed work and saves a partial checkpoint
@@ -1061,7 +735,7 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
     let progress = b.progress();
     progress.start_parse(b.files.iter().map(|f| f.size).sum(), b.budget.tuple_buffer_bytes(b.threads));
     if let Some(p) = b.checkpoint.parse.clone() {
-        b.timer.resumed("parse", p.seconds);
+        b.timer.resumed(Phase::Parse, p.seconds);
         return Ok(p);
     }
     let mut resumed = b.checkpoint.parse_partial.take().unwrap_or_default();
@@ -1074,7 +748,7 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
     };
     let mut p = loop {
         let partial = PartialCheckpoints { resumed: &resumed, every: b.opts.checkpoint_interval, save: &save_partial };
-        let (file, line) = match parse_phase(b.opts, b.files, b.spill, &b.budget, b.rejects_path, &progress, partial)? {
+        let (file, line) = match parse_phase(b, &progress, partial)? {
             Parsed::Done(p) => break p,
             Parsed::SplitWrong { file, line } => (file, line),
         };
@@ -1092,40 +766,19 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
              boundary the scanner and the parser disagree on; please report it): the parse starts over with that file \
              parsed sequentially"
         );
-        let json = crate::events::Event::ParseRestarted { path, line, message: message.clone() }.json_line();
+        let json = crate::events::JsonEvent::ParseRestarted { path, line, message: message.clone() }.json_line();
         progress.note(json, format!("warning: {message}"));
     };
     if !p.warnings.counts.is_empty() {
-        let json =
-            crate::events::Event::Warnings { counts: p.warnings.counts.clone(), examples: p.warnings.examples.clone() }
-                .json_line();
+        let json = crate::events::JsonEvent::Warnings {
+            counts: p.warnings.counts.clone(),
+            examples: p.warnings.examples.clone(),
+        }
+        .json_line();
         progress.note(json, p.warnings.log_lines().join("\n"));
     }
-    p.seconds = b.timer.lap("parse");
+    p.seconds = b.timer.lap(Phase::Parse);
     b.checkpoint.parse = Some(p.clone());
     b.save_checkpoint()?;
     Ok(p)
-}
-
-/// The lines of a chunk, as `split(|&b| b == b'\n')` gives them (the piece after the last
-/// newline included, empty when the chunk ends with one), found with `memchr`: the slice
-/// split tests one byte at a time, which cost a worker ~4% of its time.
-fn lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut start = 0;
-    memchr::memchr_iter(b'\n', data).chain(std::iter::once(data.len())).map(move |end| {
-        let line = &data[start..end];
-        start = end + 1;
-        line
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn lines_are_the_pieces_split_gives() {
-        for data in [&b""[..], b"\n", b"a", b"a\n", b"\n\na", b"<s> <p> <o> .\n<s> <p> \"x\" .\r\n", b"x\n\ny\nz\n\n"] {
-            let want: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
-            assert_eq!(super::lines(data).collect::<Vec<_>>(), want, "{:?}", String::from_utf8_lossy(data));
-        }
-    }
 }

@@ -3,6 +3,8 @@
 
 use md5::{Digest, Md5};
 
+pub mod rdf12;
+
 pub const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
 pub const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
 
@@ -71,7 +73,7 @@ pub fn encode_term(t: &Term<'_>, out: &mut Vec<u8>) {
             }
             out.extend_from_slice(&[0, 0]);
         }
-        Term::DirLiteral { .. } | Term::Triple(_) => crate::rdf12::encode_term(t, out),
+        Term::DirLiteral { .. } | Term::Triple(_) => rdf12::encode_term(t, out),
     }
 }
 
@@ -85,7 +87,7 @@ pub fn node_hash(t: &Term<'_>) -> [u8; 16] {
             lang: lang.map(str::as_bytes),
             datatype: datatype.map(str::as_bytes),
         },
-        Term::DirLiteral { .. } | Term::Triple(_) => return crate::rdf12::node_hash(t),
+        Term::DirLiteral { .. } | Term::Triple(_) => return rdf12::node_hash(t),
     };
     let mut h = Md5::new();
     key.pieces(|p| h.update(p));

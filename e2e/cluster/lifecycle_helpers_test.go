@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -44,7 +45,8 @@ import (
 //  4. Final failures leave the serving workload untouched and no volumes behind.
 //  5. Deletion and a BulkLoad recreated under the same name.
 //  6. Security: the credentials appear nowhere; the operator never hit a missing permission.
-//  7. Upgrade and drift: helm upgrade during a build and after a handoff.
+//  7. Upgrade and drift: helm upgrade during a build and after a handoff; the drift again with
+//     the operator away (the surged pod on the emptyDir never Ready).
 const (
 	weekly        = "weekly" // the GitOps BulkLoad
 	weeklyPrefix  = "weekly/"
@@ -627,6 +629,76 @@ func (s *suite) operatorPod(ctx context.Context) string {
 	return s.runningPod(ctx, "app.kubernetes.io/instance="+release+",app.kubernetes.io/component=controller-manager")
 }
 
+// operatorDeployment is the chart's Deployment of the operator.
+const operatorDeployment = release + "-controller-manager"
+
+// scaleOperator sets the operator's replicas (kubectl scale, not helm: the values stay) and waits
+// until that many of its pods run, and no other.
+func (s *suite) scaleOperator(ctx context.Context, replicas int32) {
+	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": replicas}})
+	if _, err := s.kube.AppsV1().Deployments(s.ns).Patch(ctx, operatorDeployment, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		s.t.Fatalf("scale the operator to %d: %v", replicas, err)
+	}
+	sel := "app.kubernetes.io/instance=" + release + ",app.kubernetes.io/component=controller-manager"
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := s.kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil || len(pods.Items) != int(replicas) {
+			return false, nil
+		}
+		return replicas == 0 || podReady(&pods.Items[0]), nil
+	})
+	if err != nil {
+		s.t.Fatalf("the operator did not scale to %d: %v", replicas, err)
+	}
+	s.t.Logf("operator scaled to %d", replicas)
+}
+
+// driftToEmptyDir does to a Fuseki Deployment what helm's three-way merge does on upgrade: its
+// databases volume becomes the chart's emptyDir again (the served-revision annotation stays).
+func (s *suite) driftToEmptyDir(ctx context.Context, deployment string) {
+	patch := []byte(`{"spec":{"template":{"spec":{"volumes":[{"name":"databases","emptyDir":{},"persistentVolumeClaim":null}]}}}}`)
+	if _, err := s.kube.AppsV1().Deployments(s.ns).Patch(ctx, deployment, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		s.t.Fatalf("put the emptyDir back into %s: %v", deployment, err)
+	}
+	if got := s.servingClaim(ctx, deployment); got != "" {
+		s.t.Fatalf("%s still mounts %s", deployment, got)
+	}
+}
+
+// checkSurgeNeverReady: the pod the Deployment surges onto the drifted template starts (its
+// startup probe, the dataset's first answer, passes) and stays unready for a while after.
+func (s *suite) checkSurgeNeverReady(ctx context.Context, deployment string) {
+	var surge *corev1.Pod
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := s.kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: fusekiSelector(deployment)})
+		if err != nil {
+			return false, nil
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			onEmptyDir := slices.ContainsFunc(p.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "databases" && v.EmptyDir != nil })
+			if onEmptyDir && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Started != nil && *p.Status.ContainerStatuses[0].Started {
+				surge = p
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		s.t.Fatalf("no pod of %s on the emptyDir got past its startup probe: %v", deployment, err)
+	}
+	// Several readiness periods (5 s) after its start.
+	time.Sleep(20 * time.Second)
+	p, err := s.kube.CoreV1().Pods(s.ns).Get(ctx, surge.Name, metav1.GetOptions{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if podReady(p) {
+		s.t.Errorf("pod %s serves the chart's emptyDir and is Ready: the Service sends it queries", p.Name)
+	}
+	s.t.Logf("pod %s on the emptyDir started and stayed unready", p.Name)
+}
+
 // helmUpgrade runs `helm upgrade --reuse-values` with extra --set arguments, as a user would.
 func (s *suite) helmUpgrade(ctx context.Context, set ...string) {
 	args := []string{"upgrade", release, filepath.Join(repoRoot(s.t), "charts", "rdf-bulkload"), "--namespace", s.ns,
@@ -850,7 +922,7 @@ func (s *suite) compareWithJena(ctx context.Context, deployment string, files ..
 // Fuseki is Ready only on the database of the handed-off revision (readinessChecksRevision), so
 // the pod a helm upgrade starts on the chart's emptyDir before the operator puts the database
 // back never gets a query, whether the BulkLoad says Ready or not.
-func (s *suite) checkOnlyHandedOffAnswered(ctx context.Context, from time.Time, want string) {
+func (s *suite) checkOnlyHandedOffAnswered(ctx context.Context, from time.Time, want, while string) {
 	s.t.Helper()
 	var other, failed int
 	for _, p := range s.samples(ctx, from, time.Now()) {
@@ -864,7 +936,7 @@ func (s *suite) checkOnlyHandedOffAnswered(ctx context.Context, from time.Time, 
 			}
 		}
 	}
-	s.t.Logf("drift after helm upgrade: %d answers from another database, %d failed requests", other, failed)
+	s.t.Logf("%s: %d answers from another database, %d failed requests", while, other, failed)
 }
 
 // checkNoSecrets greps everything the operator and the builds produced for the credentials:

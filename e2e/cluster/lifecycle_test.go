@@ -145,7 +145,25 @@ func (s *suite) gitops(ctx context.Context, rec *record, dir string) {
 	}
 	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
 	s.readyWith(ctx, weekly, r1, time.Minute)
-	s.checkOnlyHandedOffAnswered(ctx, fromDrift, rev2)
+	s.checkOnlyHandedOffAnswered(ctx, fromDrift, rev2, "drift after helm upgrade")
+
+	// 7c. The same drift while the operator is away (scaled to 0, as it is for a moment during its
+	// own rollout): nothing puts the volume back, the Deployment surges a pod onto the emptyDir,
+	// and that pod starts (its dataset answers) but never becomes Ready, so the old pod keeps
+	// serving and no query reaches the empty database. Then the operator returns and repairs it.
+	fromAway := time.Now()
+	s.scaleOperator(ctx, 0)
+	s.driftToEmptyDir(ctx, fusekiName)
+	s.checkSurgeNeverReady(ctx, fusekiName)
+	s.checkOnlyHandedOffAnswered(ctx, fromAway, rev2, "drift while the operator was away")
+	s.scaleOperator(ctx, 1)
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return s.servingClaim(ctx, fusekiName) == claim2, nil
+	}); err != nil {
+		t.Errorf("after the operator returned the Fuseki Deployment mounts %q, want the handed-off %s again", s.servingClaim(ctx, fusekiName), claim2)
+	}
+	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
+	s.readyWith(ctx, weekly, r1, time.Minute)
 
 	// Snapshots beyond keep are pruned; the operator pod deleted mid-build: the new leader adopts
 	// the running workflow and starts no second one.

@@ -652,6 +652,17 @@ func (s *suite) driftToEmptyDir(ctx context.Context, deployment string) {
 	}
 }
 
+// waitHandoffRepaired waits until the operator has put claim back into the Fuseki Deployment
+// after a drift, and the Deployment has rolled out onto it.
+func (s *suite) waitHandoffRepaired(ctx context.Context, deployment, claim, when string) {
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return s.servingClaim(ctx, deployment) == claim, nil
+	}); err != nil {
+		s.t.Errorf("%s the Deployment %s mounts %q, want the handed-off %s again", when, deployment, s.servingClaim(ctx, deployment), claim)
+	}
+	s.waitDeployment(ctx, deployment, 5*time.Minute)
+}
+
 // checkSurgeNeverReady: the pod the Deployment surges onto the drifted template starts (its
 // startup probe, the dataset's first answer, passes) and stays unready for a while after.
 func (s *suite) checkSurgeNeverReady(ctx context.Context, deployment string) {

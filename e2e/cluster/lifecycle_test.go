@@ -138,12 +138,7 @@ func (s *suite) gitops(ctx context.Context, rec *record, dir string) {
 	claim2 := s.servingClaim(ctx, fusekiName)
 	fromDrift := time.Now()
 	s.helmUpgrade(ctx) // unchanged values: helm's three-way merge still reverts the live volume
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return s.servingClaim(ctx, fusekiName) == claim2, nil
-	}); err != nil {
-		t.Errorf("after helm upgrade the Fuseki Deployment mounts %q, want the handed-off %s again", s.servingClaim(ctx, fusekiName), claim2)
-	}
-	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
+	s.waitHandoffRepaired(ctx, fusekiName, claim2, "after helm upgrade")
 	s.readyWith(ctx, weekly, r1, time.Minute)
 	s.checkOnlyHandedOffAnswered(ctx, fromDrift, rev2, "drift after helm upgrade")
 
@@ -157,12 +152,7 @@ func (s *suite) gitops(ctx context.Context, rec *record, dir string) {
 	s.checkSurgeNeverReady(ctx, fusekiName)
 	s.checkOnlyHandedOffAnswered(ctx, fromAway, rev2, "drift while the operator was away")
 	s.scaleOperator(ctx, 1)
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		return s.servingClaim(ctx, fusekiName) == claim2, nil
-	}); err != nil {
-		t.Errorf("after the operator returned the Fuseki Deployment mounts %q, want the handed-off %s again", s.servingClaim(ctx, fusekiName), claim2)
-	}
-	s.waitDeployment(ctx, fusekiName, 5*time.Minute)
+	s.waitHandoffRepaired(ctx, fusekiName, claim2, "after the operator returned")
 	s.readyWith(ctx, weekly, r1, time.Minute)
 
 	// Snapshots beyond keep are pruned; the operator pod deleted mid-build: the new leader adopts

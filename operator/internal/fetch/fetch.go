@@ -115,8 +115,6 @@ type runner struct {
 	retries atomic.Int64
 
 	previous map[string]doneRecord
-	// expectedBytes is the dump set's size (checkSpace), for the progress events.
-	expectedBytes int64
 }
 
 // Run fetches the dump set. The error, if any, is an *Error whose Code is the exit code.
@@ -149,11 +147,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	pending, err := r.checkSpace(snap, objs)
+	pending, total, err := r.checkSpace(snap, objs)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.fetch(ctx, pending, len(objs)); err != nil {
+	if err := r.fetch(ctx, pending, total, len(objs)); err != nil {
 		return nil, err
 	}
 	return r.finish(snap, objs, started)
@@ -216,8 +214,8 @@ func (r *runner) resolve(ctx context.Context) (*source.Snapshot, error) {
 }
 
 // checkSpace compares the free disk with what is still to be written, announces the plan,
-// and returns the objects still to fetch.
-func (r *runner) checkSpace(snap *source.Snapshot, objs []*object) ([]*object, error) {
+// and returns the objects still to fetch and the dump set's size.
+func (r *runner) checkSpace(snap *source.Snapshot, objs []*object) ([]*object, int64, error) {
 	var need, total, skippedBytes, resumable int64
 	var pending []*object
 	for _, o := range objs {
@@ -238,10 +236,10 @@ func (r *runner) checkSpace(snap *source.Snapshot, objs []*object) ([]*object, e
 	dest := r.opts.Dest
 	free, err := r.opts.FreeSpace(dest)
 	if err != nil {
-		return nil, errorf(ExitInternal, "checking free space on %s: %w", dest, err)
+		return nil, 0, errorf(ExitInternal, "checking free space on %s: %w", dest, err)
 	}
 	if uint64(need) > free {
-		return nil, errorf(ExitNoSpace, "not enough disk space on %s: the dump set needs %d more bytes (%s) for %d object(s), %d bytes (%s) are free",
+		return nil, 0, errorf(ExitNoSpace, "not enough disk space on %s: the dump set needs %d more bytes (%s) for %d object(s), %d bytes (%s) are free",
 			dest, need, humanBytes(need), len(pending), free, humanBytes(int64(free)))
 	}
 	r.prog.Emit(EventPlan, "revision", snap.Revision, "objects", len(objs), "bytes", total,
@@ -254,8 +252,7 @@ func (r *runner) checkSpace(snap *source.Snapshot, objs []*object) ([]*object, e
 		}
 	}
 	r.bytes.Store(skippedBytes + resumable)
-	r.expectedBytes = total
-	return pending, nil
+	return pending, total, nil
 }
 
 // fetchTask is one unit of the fetch: a part of an object, or a whole object (part -1,
@@ -267,8 +264,8 @@ type fetchTask struct {
 
 // fetch runs a pool of workers over the (object, part) tasks in key order. The first
 // error stops them all and is the fetch's.
-func (r *runner) fetch(ctx context.Context, pending []*object, objects int) error {
-	stopTicker := r.startTicker(r.expectedBytes, int64(objects))
+func (r *runner) fetch(ctx context.Context, pending []*object, total int64, objects int) error {
+	stopTicker := r.startTicker(total, int64(objects))
 	tasks := make(chan fetchTask)
 	g, gctx := errgroup.WithContext(ctx)
 	for w := 0; w < r.opts.Parallel; w++ {

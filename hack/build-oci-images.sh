@@ -109,6 +109,9 @@ mkdir -p "$ld/bin"
 for a in $BUSYBOX_APPLETS; do ln -sf busybox "$ld/bin/$a"; done
 install -D -m 0755 "$LOADER_BIN" "$ld/usr/local/bin/rdf-bulkload"
 install -D -m 0755 "$ROOT/loader-image/validate/rdf-bulkload-validate" "$ld/usr/local/bin/rdf-bulkload-validate"
+# the validate step's index check, compiled against the image's Jena for its Java 17 runtime
+javac --release 17 -nowarn -cp "$JENA_HOME/lib/*" -d "$ld/usr/local/lib/rdf-bulkload-validate" \
+  "$ROOT/loader-image/validate/IndexCheck.java"
 jdk_ver=$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.runtime.version/ {print $2}')
 jre=$CACHE/jlink-jre-$jdk_ver-$(echo "$JAVA_MODULES" | sha256sum | cut -c1-12)
 if [ ! -x "$jre/bin/java" ]; then

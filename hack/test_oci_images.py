@@ -138,7 +138,8 @@ def check_operator(img):
 
 def check_loader(img):
     common_checks(img, ['/usr/local/bin/rdf-bulkload'])
-    need = ['/usr/local/bin/rdf-bulkload', '/usr/local/bin/rdf-bulkload-validate', '/opt/java/bin/java',
+    need = ['/usr/local/bin/rdf-bulkload', '/usr/local/bin/rdf-bulkload-validate',
+            '/usr/local/lib/rdf-bulkload-validate/IndexCheck.class', '/opt/java/bin/java',
             '/opt/java/lib/server/libjvm.so', '/opt/jena/lib/jena-tdb2-5.6.0.jar', '/opt/jena/lib/jena-cmds-5.6.0.jar',
             '/opt/fuseki/fuseki-server.jar', '/bin/sh', '/bin/mkdir', '/bin/busybox']
     missing = [p for p in need if p not in img.files]
@@ -231,6 +232,8 @@ def run_loader(img):
         assert r.returncode == 0, 'validate step in the image: %d\n%s' % (r.returncode, r.stderr)
         out = json.loads(r.stdout.strip().splitlines()[-1])
         assert (out['triples'], out['quads']) == (2, 1), out
+        # the compiled index check ran (the image has no JDK to run its source)
+        assert out['index_check']['sampled'] > 0 and not out['index_check']['quads_empty'], out
         # the chart's Fuseki command
         with socket.socket() as s:
             s.bind(('127.0.0.1', 0))

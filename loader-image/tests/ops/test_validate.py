@@ -67,7 +67,7 @@ def test_sigterm_during_a_probe_stops_java_and_exits_interrupted(tmp_path):
     out, err = p.communicate(timeout=10)
     assert p.returncode == EXIT_INTERRUPTED, (p.returncode, err)
     assert time.time() - sent < 5, 'the signal waited for the probe to end'
-    assert 'stopped by a signal during the counts probe' in err, err
+    assert 'stopped by a signal during the index probe' in err, err
     time.sleep(0.2)
     assert not alive(java), 'Java outlived the validate step'
     assert not [n for n in os.listdir(tmp_path) if n.startswith('rdf-bulkload-validate.')], 'temporary files left'
@@ -83,18 +83,18 @@ def test_out_of_memory_is_resources_not_a_bad_database(tmp_path):
     cmd, env = setup(tmp_path, 'echo "Exception in thread \\"main\\" java.lang.OutOfMemoryError: Java heap space" >&2; exit 1')
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
     assert r.returncode == EXIT_RESOURCES, (r.returncode, r.stderr)
-    assert 'ran out of memory in the counts probe' in r.stderr and 'spec.validate.resources' in r.stderr, r.stderr
+    assert 'ran out of memory in the index probe' in r.stderr and 'spec.validate.resources' in r.stderr, r.stderr
 
 
 def test_a_database_jena_cannot_read_is_bad_input(tmp_path):
     cmd, env = setup(tmp_path, 'echo "org.apache.jena.dboe.DBOpEnvException: Bad file" >&2; exit 1')
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
     assert r.returncode == EXIT_BAD_INPUT, (r.returncode, r.stderr)
-    assert 'DBOpEnvException: Bad file' in r.stderr and 'counts probe, exit 1' in r.stderr, r.stderr
+    assert 'DBOpEnvException: Bad file' in r.stderr and 'index probe, exit 1' in r.stderr, r.stderr
 
 
 def test_the_heap_follows_the_memory_limit_unless_set(tmp_path):
-    answers = ('case "$*" in *COUNT*) printf "?triples\\t?quads\\t?graphs\\n1\\t0\\t0\\n";; '
+    answers = ('case "$*" in *IndexCheck*) echo \'{"triples_empty":false,"quads_empty":true}\';; *COUNT*) printf "?triples\\t?quads\\t?graphs\\n1\\t0\\t0\\n";; '
                '*ASK*) printf "?_askResult\\ntrue\\n";; *) printf "?p\\n<urn:p>\\n";; esac')
     cmd, env = setup(tmp_path, answers)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)

@@ -7,18 +7,22 @@ import (
 	"testing"
 	"time"
 
-	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	wfv1 "github.com/argoproj/argo-workflows/v4/pkg/apis/workflow/v1alpha1"
 
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
@@ -482,5 +486,92 @@ func releaseDeletedClaims(t *testing.T, ns string) {
 		if err := k8s.Update(ctx, pvc); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 			t.Fatal(err)
 		}
+	}
+}
+
+// buildClaims reads the data and scratch volumes of a revision's build.
+func buildClaims(g Gomega, bl *rdfv1.BulkLoad, rev string) (data, scratch *corev1.PersistentVolumeClaim) {
+	data, scratch = &corev1.PersistentVolumeClaim{}, &corev1.PersistentVolumeClaim{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: specs.DataClaimName(bl, rev)}, data)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: bl.Namespace, Name: specs.ScratchClaimName(bl, rev)}, scratch)).To(Succeed())
+	return data, scratch
+}
+
+// stalledWith waits for the BulkLoad to be Stalled with the reason and returns it.
+func stalledWith(t *testing.T, key client.ObjectKey, reason string) (*rdfv1.BulkLoad, *metav1.Condition) {
+	t.Helper()
+	var bl *rdfv1.BulkLoad
+	var c *metav1.Condition
+	eventually(t, func(g Gomega) {
+		bl = getBulkLoad(g, key)
+		c = meta.FindStatusCondition(bl.Status.Conditions, rdfv1.ConditionStalled)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(c.Reason).To(Equal(reason))
+	})
+	return bl, c
+}
+
+// updateSpec changes the BulkLoad's spec, retrying on conflicts with the controller.
+func updateSpec(t *testing.T, key client.ObjectKey, change func(*rdfv1.BulkLoad)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		bl := &rdfv1.BulkLoad{}
+		if err := k8s.Get(ctx, key, bl); err != nil {
+			return err
+		}
+		change(bl)
+		return k8s.Update(ctx, bl)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// bindClaim binds a claim as the PV controller does: to the named volume, phase Bound.
+func bindClaim(t *testing.T, key client.ObjectKey, volume string) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pvc := &corev1.PersistentVolumeClaim{}
+		if err := k8s.Get(ctx, key, pvc); err != nil {
+			return err
+		}
+		pvc.Spec.VolumeName = volume
+		if err := k8s.Update(ctx, pvc); err != nil {
+			return err
+		}
+		pvc.Status.Phase = corev1.ClaimBound
+		pvc.Status.Capacity = pvc.Spec.Resources.Requests
+		return k8s.Status().Update(ctx, pvc)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createExpandableClass creates a StorageClass of the test CSI driver with the given
+// expandability (cluster-wide: named per test).
+func createExpandableClass(t *testing.T, name string, expandable bool) {
+	t.Helper()
+	sc := storageClass(name, testCSIDriver, storagev1.VolumeBindingWaitForFirstConsumer)
+	sc.AllowVolumeExpansion = ptr.To(expandable)
+	if err := k8s.Create(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func notDeleted(g Gomega, obj client.Object) {
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	g.Expect(obj.GetDeletionTimestamp()).To(BeNil(), "%s should be kept", obj.GetName())
+}
+
+// annotate wakes the controller with a merge patch of an annotation; unlike an update of
+// the whole object, it leaves the spec (and generation) as it is.
+func annotate(t *testing.T, key client.ObjectKey, n int) {
+	t.Helper()
+	bl := &rdfv1.BulkLoad{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"annotations":{"example.org/poke":"%d"}}}`, n)))
+	if err := k8s.Patch(ctx, bl, patch); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -288,9 +288,9 @@ operator: ## Build the operator manager binary into bin/manager.
 	$(OPERATOR_GO) go build -trimpath -o ../bin/manager ./cmd/manager
 
 .PHONY: test-operator
-test-operator: verify ## Operator tests: unit + fuzz + envtest (real kube-apiserver/etcd, Argo + VolumeSnapshot CRDs).
+test-operator: verify tools-helm ## Operator tests: unit + fuzz + envtest (real kube-apiserver/etcd, Argo + VolumeSnapshot CRDs; the chart's CRD through real helm).
 	@assets=$$(K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) bash hack/install-kube.sh) && crds=$$(bash hack/fetch-test-crds.sh) && \
-	cd $(OPERATOR_DIR) && export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false KUBEBUILDER_ASSETS=$$assets OPERATOR_TEST_CRDS=$$crds KUSTOMIZE=$(KUSTOMIZE) && \
+	cd $(OPERATOR_DIR) && export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false KUBEBUILDER_ASSETS=$$assets OPERATOR_TEST_CRDS=$$crds KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) && \
 	go vet $(OPERATOR_PKGS) && \
 	nice go test -count=1 $(OPERATOR_PKGS) && \
 	go test -run '^$$' -fuzz '^FuzzLoaderDefaults$$' -fuzztime $(FUZZTIME) ./api/v1alpha1 && \
@@ -322,13 +322,13 @@ tools-helm: ## helm built from the Go module proxy into $(RDF_BULKLOAD_CACHE) (~
 
 .PHONY: chart-sync
 chart-sync: tools-helm ## Copy the generated CRD and manager RBAC rules from config/ into the chart; refresh its snapshots.
-	cp config/crd/bases/rdf.bulkload.io_bulkloads.yaml $(CHART_DIR)/crds/rdf.bulkload.io_bulkloads.yaml
+	cp config/crd/bases/rdf.bulkload.io_bulkloads.yaml $(CHART_DIR)/files/crd-bulkloads.yaml
 	cp config/rbac/role.yaml $(CHART_DIR)/files/manager-role.yaml
 	@HELM=$(HELM) python3 $(CHART_DIR)/tests/test_chart.py --update | tail -1
 
 .PHONY: verify-chart
 verify-chart: ## Fail when the chart's copy of the CRD or RBAC rules is stale (see chart-sync).
-	@cmp -s config/crd/bases/rdf.bulkload.io_bulkloads.yaml $(CHART_DIR)/crds/rdf.bulkload.io_bulkloads.yaml && \
+	@cmp -s config/crd/bases/rdf.bulkload.io_bulkloads.yaml $(CHART_DIR)/files/crd-bulkloads.yaml && \
 	 cmp -s config/rbac/role.yaml $(CHART_DIR)/files/manager-role.yaml || \
 	 { echo "the chart's CRD/RBAC copy differs from config/: run 'make chart-sync' and commit" >&2; exit 1; }
 

@@ -35,6 +35,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -353,7 +354,37 @@ func (s *suite) dumpDiagnostics() {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// applyCRD applies the chart's BulkLoad CRD as an install whose CRDs come from elsewhere does
+// (docs/argo-and-crds.md): a CRD belongs to one release, and every scenario installs the chart
+// in a namespace of its own with crds.install=false.
+func (s *suite) applyCRD(ctx context.Context) {
+	version, err := s.kube.Discovery().ServerVersion()
+	if err != nil {
+		s.t.Fatalf("server version: %v", err)
+	}
+	out, err := exec.CommandContext(ctx, s.helm, "template", filepath.Join(repoRoot(s.t), "charts", "rdf-bulkload"),
+		"--kube-version", version.GitVersion, "--show-only", "templates/crds.yaml").Output()
+	if err != nil {
+		s.t.Fatalf("helm template the CRD: %v", err)
+	}
+	crd := map[string]any{}
+	if err := yaml.Unmarshal(out, &crd); err != nil {
+		s.t.Fatalf("the chart's CRD: %v", err)
+	}
+	body, err := json.Marshal(crd)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	force := true
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := s.dyn.Resource(gvr).Patch(ctx, "bulkloads.rdf.bulkload.io", types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: "rdf-bulkload-e2e", Force: &force}); err != nil {
+		s.t.Fatalf("apply the BulkLoad CRD: %v", err)
+	}
+}
+
 func (s *suite) installChart(ctx context.Context) {
+	s.applyCRD(ctx)
 	opRepo, opTag := splitImage(env("E2E_OPERATOR_IMAGE", "ghcr.io/rdf-bulkload/rdf-bulkload-operator:0.1.0"))
 	ldRepo, ldTag := splitImage(env("E2E_LOADER_IMAGE", "ghcr.io/rdf-bulkload/rdf-bulkload-loader:0.1.0"))
 	pull := env("E2E_IMAGE_PULL_POLICY", "IfNotPresent")
@@ -373,7 +404,9 @@ func (s *suite) installChart(ctx context.Context) {
 		// the scraper's identity may read the operator's metrics (the metrics-reader ClusterRole)
 		"--set", "metrics.reader.subjects[0].kind=ServiceAccount", "--set", "metrics.reader.subjects[0].name=" + scraperSA,
 		"--set", "metrics.reader.subjects[0].namespace=" + s.ns,
-		"--set", "replicaCount=1"}
+		"--set", "replicaCount=1",
+		// the CRD is applied once for all scenarios (applyCRD), not owned by one of their releases
+		"--set", "crds.install=false"}
 	// the operator and the chart's Fuseki stay on E2E_INFRA_NODE (and so do the builds it
 	// serves: onInfraNode)
 	if node := os.Getenv("E2E_INFRA_NODE"); node != "" {

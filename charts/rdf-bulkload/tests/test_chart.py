@@ -32,12 +32,12 @@ def helm(*args, check=True):
 
 def render(case=None, *sets, crds=True):
     args = ['template', 'rdf-bulkload', CHART, '--namespace', NS, '--kube-version', KUBE_VERSION]
-    if crds:
-        args.append('--include-crds')
     if case:
         args += ['-f', case]
     for s in sets:
         args += ['--set', s]
+    if not crds:
+        args += ['--set', 'crds.install=false']
     return helm(*args).stdout
 
 
@@ -83,7 +83,7 @@ def test_snapshots():
 def test_crd_matches_config():
     """The chart ships the CRD (and the manager's rules) generated under config/ (make chart-sync)."""
     for src, dst in [(os.path.join(ROOT, 'config/crd/bases/rdf.bulkload.io_bulkloads.yaml'),
-                      os.path.join(CHART, 'crds/rdf.bulkload.io_bulkloads.yaml')),
+                      os.path.join(CHART, 'files/crd-bulkloads.yaml')),
                      (os.path.join(ROOT, 'config/rbac/role.yaml'), os.path.join(CHART, 'files/manager-role.yaml'))]:
         assert open(src).read() == open(dst).read(), '%s is stale: run `make chart-sync`' % os.path.relpath(dst, ROOT)
     objs = objects(render())
@@ -92,6 +92,17 @@ def test_crd_matches_config():
     role = find(objs, 'ClusterRole', 'rdf-bulkload-manager')[0]
     want = yaml.safe_load(open(os.path.join(ROOT, 'config/rbac/role.yaml')))['rules']
     assert role['rules'] == want, 'the manager ClusterRole differs from config/rbac/role.yaml'
+
+
+def test_crd_is_a_template_kept_on_uninstall():
+    """The CRD is rendered with the release (so `helm upgrade` upgrades it), as generated, kept on
+    uninstall; crds.install=false leaves it out (for a second release, or CRDs applied otherwise)."""
+    crd = find(objects(render()), 'CustomResourceDefinition', 'bulkloads.rdf.bulkload.io')[0]
+    assert crd['metadata']['annotations']['helm.sh/resource-policy'] == 'keep', crd['metadata']
+    generated = yaml.safe_load(open(os.path.join(ROOT, 'config/crd/bases/rdf.bulkload.io_bulkloads.yaml')))
+    assert crd['spec'] == generated['spec'], 'the rendered CRD differs from the generated one'
+    assert not [o for o in objects(render(None, 'crds.install=false')) if o['kind'] == 'CustomResourceDefinition']
+    assert not os.path.exists(os.path.join(CHART, 'crds')), 'crds/ would be installed besides the template'
 
 
 def test_manager_deployment():
@@ -577,7 +588,7 @@ def check_against_schema(value, sch, path, errors):
 def test_samples_match_crd():
     """config/samples/*.yaml (the README's MinIO + Fuseki sample among them) fit the CRD's schema, and
     the MinIO sample hands off to the chart's Fuseki Deployment and volume."""
-    crd = yaml.safe_load(open(os.path.join(CHART, 'crds/rdf.bulkload.io_bulkloads.yaml')))
+    crd = yaml.safe_load(open(os.path.join(CHART, 'files/crd-bulkloads.yaml')))
     schema = crd['spec']['versions'][0]['schema']['openAPIV3Schema']
     samples = sorted(glob.glob(os.path.join(ROOT, 'config/samples/rdf_*.yaml')))
     assert any(p.endswith('_minio.yaml') for p in samples), samples

@@ -168,8 +168,8 @@ func (r *BulkLoadReconciler) checkDependencies(ctx context.Context, s *scope) er
 	} else if len(outdated) > 0 {
 		recheck := r.dependencyRecheck()
 		msg := fmt.Sprintf("the BulkLoad CRD (customresourcedefinition %s) is older than this operator: it lacks %s, which the API server "+
-			"drops from what the operator writes; upgrade it to the chart's (helm install and upgrade do not upgrade a chart's crds/): "+
-			"kubectl apply --server-side --force-conflicts -f charts/rdf-bulkload/crds/ (docs/argo-and-crds.md). Nothing is built until then; "+
+			"drops from what the operator writes; upgrade it to the chart's: helm upgrade the release that installs it (crds.install=true), or "+
+			"helm template charts/rdf-bulkload --show-only templates/crds.yaml | kubectl apply --server-side --force-conflicts -f - (docs/argo-and-crds.md). Nothing is built until then; "+
 			"checking again every %s", crdcheck.CRDName, strings.Join(outdated, ", "), recheck)
 		s.outcome = &outcome{kind: outcomeDependencyMissing, reason: status.ReasonCRDOutdated, message: msg}
 		s.requeue(recheck)

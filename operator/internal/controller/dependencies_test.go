@@ -145,7 +145,7 @@ func TestDeleteWithoutArgoAndSnapshotCRDs(t *testing.T) {
 	})
 }
 
-// An operator upgraded without its CRD (Helm does not upgrade a chart's crds/) builds
+// An operator upgraded without its CRD (a release with crds.install=false, CRDs from elsewhere) builds
 // nothing, rather than have the API server drop what it writes: Stalled, reason CRDOutdated,
 // naming the missing fields and the command that upgrades the CRD, an event; it looks again
 // and goes on once the CRD has them.
@@ -181,7 +181,7 @@ func TestAnOutdatedCRDStopsTheBuildsAndSaysHowToUpgradeIt(t *testing.T) {
 		g.Expect(stalled.Status).To(Equal(metav1.ConditionTrue))
 		g.Expect(stalled.Reason).To(Equal(status.ReasonCRDOutdated))
 		g.Expect(stalled.Message).To(ContainSubstring("lacks status.workflow.phase"))
-		g.Expect(stalled.Message).To(ContainSubstring("kubectl apply --server-side --force-conflicts -f charts/rdf-bulkload/crds/"))
+		g.Expect(stalled.Message).To(ContainSubstring("--show-only templates/crds.yaml | kubectl apply --server-side --force-conflicts -f -"))
 		g.Expect(eventReasons(g, bl)).To(HaveKeyWithValue(status.ReasonCRDOutdated, HavePrefix("Warning")))
 	})
 	g.Expect(bl.Status.SourceRevision).To(BeEmpty(), "no build against an outdated CRD")

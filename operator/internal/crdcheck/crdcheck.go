@@ -1,6 +1,6 @@
 // Package crdcheck finds the fields of the operator's API that the installed BulkLoad CRD
-// lacks. Helm installs a chart's crds/ once and never upgrades them (nor does Flux by
-// default): after an operator upgrade the API server may serve an older schema, and it drops
+// lacks. Where the CRD is not upgraded with the operator (Helm's crds/ directory, Flux's default,
+// CRDs applied by hand): after an operator upgrade the API server may serve an older schema, and it drops
 // every field it does not know from what the operator writes, without an error
 // (status.workflow.phase: a finished workflow deleted by its TTL then looks like one never
 // started, and is created again).

@@ -5,6 +5,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,14 +17,25 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// Argo as other people run it (issue 31): a workflow-controller that is down, or one that only
-// runs Workflows labelled with its instanceID. Both change the cluster's one Argo controller,
-// so this test runs alone and puts it back as it was.
+// Argo as other people run it (issue 31): a workflow-controller that is down, one that only
+// runs Workflows labelled with its instanceID, one whose default artifact repository archives
+// logs. Each changes the cluster's one Argo controller, so this test runs alone and puts it
+// back as it was.
 const (
 	argoNamespace  = "argo"
 	argoController = "workflow-controller"
 	argoConfigMap  = "workflow-controller-configmap"
 	argoInstanceID = "rdf-bulkload-e2e"
+	// Argo's quick-start artifact repository: logs archived, credentials in a Secret of Argo's
+	// namespace (which the BulkLoads' namespaces lack)
+	quickStartArtifactRepository = `archiveLogs: true
+s3:
+  bucket: my-bucket
+  endpoint: minio.argo:9000
+  insecure: true
+  accessKeySecret: {name: my-minio-cred, key: accesskey}
+  secretKeySecret: {name: my-minio-cred, key: secretkey}
+`
 	// the operator's --workflow-start-timeout here (chart argo.workflowStartTimeout)
 	workflowStartTimeout = 20 * time.Second
 )
@@ -34,6 +46,7 @@ func TestArgoInstallations(t *testing.T) {
 	dir := t.TempDir()
 	t.Run("controller-down", func(t *testing.T) { s.with(t).argoControllerDown(ctx, dir) })
 	t.Run("instance-id", func(t *testing.T) { s.with(t).argoInstanceID(ctx, dir) })
+	t.Run("archive-logs", func(t *testing.T) { s.with(t).argoArchiveLogs(ctx, dir) })
 }
 
 // argoControllerDown: with no workflow-controller running, a build's Workflow gets no status;
@@ -98,6 +111,74 @@ func (s *suite) argoInstanceID(ctx context.Context, dir string) {
 			t.Errorf("workflow %s has instance ID label %q, want %q", wf.GetName(), got, argoInstanceID)
 		}
 	}
+}
+
+// argoArchiveLogs: a workflow-controller whose default artifact repository archives logs with
+// credentials in Argo's namespace (as Argo's quick-start sets it up) makes every step pod mount
+// that Secret from the BulkLoad's namespace, where it is not: the pod never starts. With the
+// chart's argo.artifactRepository the Workflows name a repository of their own, and the build
+// runs to the end.
+func (s *suite) argoArchiveLogs(ctx context.Context, dir string) {
+	t := s.t
+	s.setArgoConfig(ctx, "artifactRepository", quickStartArtifactRepository)
+	t.Cleanup(func() { s.setArgoConfig(context.Background(), "artifactRepository", "") })
+
+	const stuck = "argo-archive-default"
+	s.createBulkLoad(ctx, s.argoBulkLoad(ctx, stuck, dir))
+	s.waitStepPodMountFails(ctx, stuck, "my-minio-cred")
+	s.deleteBulkLoad(ctx, stuck)
+
+	s.helmUpgrade(ctx, "argo.artifactRepository.enabled=true")
+	t.Cleanup(func() { s.helmUpgrade(context.Background(), "argo.artifactRepository.enabled=false") })
+	const name = "argo-archive-own"
+	s.createBulkLoad(ctx, s.argoBulkLoad(ctx, name, dir))
+	s.waitBulkLoad(ctx, name, "Ready", 10*time.Minute, func(u *unstructured.Unstructured) bool {
+		if phase := statusString(u, "phase"); phase == "Failed" {
+			t.Fatalf("the build failed: %s", conditionMessage(u, "Stalled"))
+		}
+		st, _ := condition(u, "Ready")
+		return st == "True"
+	})
+	for _, wf := range s.workflowsOf(ctx, name) {
+		ref, _, _ := unstructured.NestedStringMap(wf.Object, "spec", "artifactRepositoryRef")
+		if ref["configMap"] != "rdf-bulkload-artifact-repository" || ref["key"] != "repository" {
+			t.Errorf("workflow %s: artifactRepositoryRef %v, want the chart's ConfigMap", wf.GetName(), ref)
+		}
+	}
+}
+
+// waitStepPodMountFails waits until a step pod of the BulkLoad's Workflow cannot start because
+// the Secret is missing from the namespace (the kubelet's FailedMount event).
+func (s *suite) waitStepPodMountFails(ctx context.Context, bulkLoad, secret string) {
+	var seen string
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, wf := range s.workflowsOf(ctx, bulkLoad) {
+			pods, err := s.kube.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "workflows.argoproj.io/workflow=" + wf.GetName()})
+			if err != nil {
+				return false, nil
+			}
+			for _, pod := range pods.Items {
+				if pod.Status.Phase != "Pending" {
+					return false, fmt.Errorf("step pod %s is %s: Argo's repository did not keep it from starting", pod.Name, pod.Status.Phase)
+				}
+				ev, err := s.kube.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name + ",reason=FailedMount"})
+				if err != nil {
+					return false, nil
+				}
+				for _, e := range ev.Items {
+					if strings.Contains(e.Message, secret) {
+						seen = pod.Name + ": " + e.Message
+						return true, nil
+					}
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		s.t.Fatalf("no step pod of %s failed to mount Secret %s: %v", bulkLoad, secret, err)
+	}
+	s.t.Logf("without the Workflows' own artifact repository: %s", seen)
 }
 
 // argoBulkLoad is a small build that serves nothing: what these scenarios check ends once it runs.
@@ -165,9 +246,14 @@ func (s *suite) waitArgoController(ctx context.Context, want int32) {
 	}
 }
 
-// setArgoInstanceID sets (or, with "", removes) the controller's instanceID in its ConfigMap
-// and restarts it, as an administrator would.
+// setArgoInstanceID sets (or, with "", removes) the controller's instanceID.
 func (s *suite) setArgoInstanceID(ctx context.Context, id string) {
+	s.setArgoConfig(ctx, "instanceID", id)
+}
+
+// setArgoConfig sets (or, with "", removes) a key of the controller's ConfigMap and restarts
+// it, as an administrator would.
+func (s *suite) setArgoConfig(ctx context.Context, key, value string) {
 	t := s.t
 	cms := s.kube.CoreV1().ConfigMaps(argoNamespace)
 	cm, err := cms.Get(ctx, argoConfigMap, metav1.GetOptions{})
@@ -177,10 +263,10 @@ func (s *suite) setArgoInstanceID(ctx context.Context, id string) {
 	if cm.Data == nil {
 		cm.Data = map[string]string{}
 	}
-	if id == "" {
-		delete(cm.Data, "instanceID")
+	if value == "" {
+		delete(cm.Data, key)
 	} else {
-		cm.Data["instanceID"] = id
+		cm.Data[key] = value
 	}
 	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("Argo's ConfigMap: %v", err)
@@ -191,5 +277,5 @@ func (s *suite) setArgoInstanceID(ctx context.Context, id string) {
 		t.Fatalf("restart Argo's workflow-controller: %v", err)
 	}
 	s.waitArgoController(ctx, 1)
-	t.Logf("Argo's workflow-controller runs with instanceID %q", id)
+	t.Logf("Argo's workflow-controller runs with %s %q", key, value)
 }

@@ -137,6 +137,17 @@ def test_manager_deployment():
     assert 'RDF_BULKLOAD_ARGO_INSTANCE_ID' not in env and env['RDF_BULKLOAD_WORKFLOW_START_TIMEOUT'] == '2m'
     c = find(objects(render(None, 'argo.instanceID=rdf-builds')), 'Deployment')[0]['spec']['template']['spec']['containers'][0]
     assert {'name': 'RDF_BULKLOAD_ARGO_INSTANCE_ID', 'value': 'rdf-builds'} in c['env'], c['env']
+    # the Workflows' own artifact repository only when enabled: its ConfigMap in each BulkLoad
+    # namespace, the manager told which one
+    assert 'RDF_BULKLOAD_ARGO_ARTIFACT_REPOSITORY' not in env
+    objs = objects(render(None, 'argo.artifactRepository.enabled=true', 'argo.workflowServiceAccount.namespaces={a,b}'))
+    c = find(objs, 'Deployment')[0]['spec']['template']['spec']['containers'][0]
+    assert {'name': 'RDF_BULKLOAD_ARGO_ARTIFACT_REPOSITORY', 'value': 'rdf-bulkload-artifact-repository/repository'} in c['env']
+    repos = [o for o in objs if o['kind'] == 'ConfigMap' and o['metadata']['name'] == 'rdf-bulkload-artifact-repository']
+    assert sorted(o['metadata']['namespace'] for o in repos) == ['a', 'b'], repos
+    assert all(yaml.safe_load(o['data']['repository']) == {'archiveLogs': False} for o in repos), repos
+    objs = objects(render(None, 'argo.artifactRepository.enabled=true', 'argo.artifactRepository.create=false'))
+    assert not [o for o in objs if o['kind'] == 'ConfigMap' and o['metadata']['name'] == 'rdf-bulkload-artifact-repository']
     # restricted Pod Security Standard
     assert pod['securityContext']['runAsNonRoot'] is True and pod['securityContext']['runAsUser'] != 0
     assert pod['securityContext']['seccompProfile']['type'] == 'RuntimeDefault'

@@ -22,6 +22,7 @@ import (
 	rdfv1 "github.com/rdf-bulkload/rdf-bulkload/operator/api/v1alpha1"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/controller"
 	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/managermetrics"
+	"github.com/rdf-bulkload/rdf-bulkload/operator/internal/specs"
 )
 
 // Scheme knows every kind the operator reads or writes.
@@ -51,11 +52,13 @@ func main() {
 	var stepMetricsLinger string
 	flag.StringVar(&stepMetricsLinger, "step-metrics-linger", os.Getenv("RDF_BULKLOAD_STEP_METRICS_LINGER"),
 		"how long the fetch and load steps keep serving their metrics after their work ends, so that Prometheus scrapes their final figures (at least the scrape interval plus service discovery's delay; 0: none)")
-	var workflowStartTimeout, argoInstanceID string
+	var workflowStartTimeout, argoInstanceID, argoArtifactRepository string
 	flag.StringVar(&workflowStartTimeout, "workflow-start-timeout", os.Getenv("RDF_BULKLOAD_WORKFLOW_START_TIMEOUT"),
 		"how long a build Workflow may go without a status from an Argo workflow-controller before its BulkLoad reports WorkflowNotStarted (empty: 2m)")
 	flag.StringVar(&argoInstanceID, "argo-instance-id", os.Getenv("RDF_BULKLOAD_ARGO_INSTANCE_ID"),
 		"the instanceID of the Argo workflow-controller that is to run the build Workflows: they are labelled workflows.argoproj.io/controller-instanceid with it (empty: unlabelled, for a controller without an instanceID)")
+	flag.StringVar(&argoArtifactRepository, "argo-artifact-repository", os.Getenv("RDF_BULKLOAD_ARGO_ARTIFACT_REPOSITORY"),
+		"CONFIGMAP/KEY: the artifact repository of the build Workflows (their spec.artifactRepositoryRef), a ConfigMap key in each BulkLoad's namespace, instead of the workflow-controller's default (empty): for a default that archives logs with credentials the BulkLoads' namespaces lack")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -80,6 +83,11 @@ func main() {
 	if errs := validation.IsValidLabelValue(argoInstanceID); len(errs) > 0 {
 		// Argo's controller compares the label's value with its instanceID, and a label holds only a label value.
 		log.Error(nil, "--argo-instance-id must be a valid label value", "value", argoInstanceID, "problems", errs)
+		os.Exit(2)
+	}
+	artifactRepository, err := specs.ParseArtifactRepositoryRef(argoArtifactRepository)
+	if err != nil {
+		log.Error(err, "--argo-artifact-repository must be CONFIGMAP/KEY")
 		os.Exit(2)
 	}
 	metricsOpts, err := managermetrics.ServerOptions(managermetrics.Options{BindAddress: metricsAddr, Secure: metricsSecure, CertPath: metricsCertPath})
@@ -112,6 +120,7 @@ func main() {
 		StepMetricsLinger:      linger,
 		WorkflowStartTimeout:   startTimeout,
 		ArgoInstanceID:         argoInstanceID,
+		ArgoArtifactRepository: artifactRepository,
 		Resolver:               newSourceResolver(),
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
@@ -127,7 +136,7 @@ func main() {
 		os.Exit(1)
 	}
 	log.Info("starting", "metricsBindAddress", metricsAddr, "metricsSecure", metricsSecure, "fetchImage", fetchImage, "loaderImage", loaderImage, "stepImagePullPolicy", pullPolicy, "stepMetricsLinger", linger,
-		"workflowStartTimeout", startTimeout, "argoInstanceID", argoInstanceID)
+		"workflowStartTimeout", startTimeout, "argoInstanceID", argoInstanceID, "argoArtifactRepository", argoArtifactRepository)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "manager stopped")
 		os.Exit(1)

@@ -75,6 +75,9 @@ type BulkLoadReconciler struct {
 	// ArgoInstanceID is the instanceID of the workflow-controller that runs the build
 	// Workflows, which carry it in Argo's controller-instanceid label; empty: none.
 	ArgoInstanceID string
+	// ArgoArtifactRepository, when set, is the artifact repository of the build Workflows
+	// (specs.BuildParams.ArtifactRepository); nil: the controller's default.
+	ArgoArtifactRepository *wfv1.ArtifactRepositoryRef
 	// DependencyRecheck is how often a BulkLoad waiting for a missing API (Argo
 	// Workflows, VolumeSnapshots) checks again; zero means DefaultDependencyRecheck.
 	DependencyRecheck time.Duration

@@ -38,7 +38,7 @@ func (r *BulkLoadReconciler) ensureWorkflow(ctx context.Context, s *scope) error
 		st.Attempt = 1
 	}
 	params := specs.BuildParams{Revision: st.SourceRevision, Attempt: st.Attempt, Images: s.images, StepMetricsLinger: r.StepMetricsLinger,
-		ArgoInstanceID: r.ArgoInstanceID}
+		ArgoInstanceID: r.ArgoInstanceID, ArtifactRepository: r.ArgoArtifactRepository}
 	if s.wanted.Source && s.wanted.ID == st.SourceRevision {
 		params.ExpectRevision = s.wanted.Listing
 	}

@@ -233,6 +233,32 @@ func TestWorkflowSecurityContext(t *testing.T) {
 	}
 }
 
+// --argo-artifact-repository becomes the workflow's artifactRepositoryRef; without it the
+// workflow-controller's default applies (no ref at all).
+func TestWorkflowArtifactRepository(t *testing.T) {
+	p := BuildParams{Revision: "r", Attempt: 1, Images: Images{Fetch: "f", Loader: "l", Validate: "v"}}
+	if ref := Workflow(testBulkLoad(), p).Spec.ArtifactRepositoryRef; ref != nil {
+		t.Fatalf("no repository given, yet the workflow names %+v", ref)
+	}
+	ref, err := ParseArtifactRepositoryRef("rdf-bulkload-artifact-repository/repository")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ArtifactRepository = ref
+	got := Workflow(testBulkLoad(), p).Spec.ArtifactRepositoryRef
+	if got == nil || got.ConfigMap != "rdf-bulkload-artifact-repository" || got.Key != "repository" {
+		t.Fatalf("artifactRepositoryRef %+v", got)
+	}
+	for _, bad := range []string{"name", "/key", "name/", "a/b/c"} {
+		if _, err := ParseArtifactRepositoryRef(bad); err == nil {
+			t.Errorf("%q accepted as CONFIGMAP/KEY", bad)
+		}
+	}
+	if ref, err := ParseArtifactRepositoryRef(""); ref != nil || err != nil {
+		t.Errorf("empty: %+v, %v", ref, err)
+	}
+}
+
 func TestRetryStrategyFollowsExitCodes(t *testing.T) {
 	bl := testBulkLoad()
 	wf := Workflow(bl, BuildParams{Revision: "r", Attempt: 1, Images: Images{Fetch: "f", Loader: "l", Validate: "v"}})

@@ -110,6 +110,23 @@ type BuildParams struct {
 	// the workflow (LabelArgoInstanceID); empty leaves the label out, as a controller
 	// without an instanceID requires.
 	ArgoInstanceID string
+	// ArtifactRepository, when set, is the artifact repository (a ConfigMap key in the
+	// BulkLoad's namespace) the workflow uses instead of the controller's default: a default
+	// that archives logs with credentials in another namespace leaves every step pod waiting
+	// for that Secret (the builds write no artifacts).
+	ArtifactRepository *wfv1.ArtifactRepositoryRef
+}
+
+// ParseArtifactRepositoryRef reads CONFIGMAP/KEY (--argo-artifact-repository); "" is none.
+func ParseArtifactRepositoryRef(ref string) (*wfv1.ArtifactRepositoryRef, error) {
+	if ref == "" {
+		return nil, nil
+	}
+	configMap, key, ok := strings.Cut(ref, "/")
+	if !ok || configMap == "" || key == "" || strings.Contains(key, "/") {
+		return nil, fmt.Errorf("%q is not CONFIGMAP/KEY", ref)
+	}
+	return &wfv1.ArtifactRepositoryRef{ConfigMap: configMap, Key: key}, nil
 }
 
 // LabelArgoInstanceID is Argo's label (workflow/common.LabelKeyControllerInstanceID) by which a
@@ -148,9 +165,10 @@ func Workflow(bl *rdfv1.BulkLoad, p BuildParams) *wfv1.Workflow {
 			OwnerReferences: []metav1.OwnerReference{ControllerReference(bl)},
 		},
 		Spec: wfv1.WorkflowSpec{
-			Entrypoint:         entrypointTemplate,
-			ServiceAccountName: bl.Spec.ServiceAccountName,
-			SecurityContext:    podSecurityContext(),
+			Entrypoint:            entrypointTemplate,
+			ServiceAccountName:    bl.Spec.ServiceAccountName,
+			ArtifactRepositoryRef: p.ArtifactRepository.DeepCopy(),
+			SecurityContext:       podSecurityContext(),
 			// Argo adds its init and wait containers without a security context; the
 			// patch, applied after they are added, makes the pods pass "restricted".
 			PodSpecPatch: ExecutorPodSpecPatch(),

@@ -208,7 +208,7 @@ fn main() -> ProcessExit {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 8 << 20);
     }
     #[cfg(feature = "failpoints")]
-    let _failpoints = bulkload_pipeline::failpoint::setup();
+    let _failpoints = bulkload_pipeline::setup_failpoints();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

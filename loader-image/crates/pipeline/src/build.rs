@@ -9,11 +9,12 @@ use std::time::Instant;
 use extsort::SpillDir;
 use rdf_input::InputFile;
 
+use bulkload_monitor::progress::{Phase, Progress};
+use bulkload_storage::checkpoint::Checkpoint;
+
 use crate::budget::MemoryPlan;
-use crate::checkpoint::Checkpoint;
 use crate::error::LoadError;
 use crate::options::LoadOptions;
-use crate::progress::{Phase, Progress};
 use crate::report::PhaseReport;
 use crate::workdir::Places;
 

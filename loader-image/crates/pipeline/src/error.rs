@@ -4,6 +4,8 @@
 use std::io;
 use std::path::PathBuf;
 
+use bulkload_monitor::metrics::CannotListen;
+
 use crate::budget::BudgetTooSmall;
 
 /// The loader's process exit codes, defined here only.
@@ -139,6 +141,12 @@ fn output_message(context: &str, e: &io::Error) -> String {
         (IoClass::OtherResource, _) => format!("out of resources: {context}: {e}"),
         (IoClass::Refused, _) => format!("{context}: {e}"),
         (IoClass::Transient | IoClass::Unexpected, _) => format!("I/O error: {context}: {e}"),
+    }
+}
+
+impl From<CannotListen> for LoadError {
+    fn from(e: CannotListen) -> Self {
+        LoadError::Usage(e.to_string())
     }
 }
 

@@ -29,7 +29,7 @@ impl<R: Read> Read for DigestReader<R> {
         if n == 0 && !self.done && !buf.is_empty() {
             self.done = true;
             let digest = self.md5.clone().finalize();
-            *self.out.lock().expect("digest") = RawDigest { md5: Some(crate::checkpoint::hex(&digest)) };
+            *self.out.lock().expect("digest") = RawDigest { md5: Some(bulkload_storage::checkpoint::hex(&digest)) };
         }
         self.md5.update(&buf[..n]);
         self.progress.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);

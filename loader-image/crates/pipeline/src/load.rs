@@ -7,14 +7,15 @@ use std::time::Instant;
 
 use extsort::SpillDir;
 
+use bulkload_monitor::monitor::Monitor;
+use bulkload_monitor::progress::{log_event, Progress, StateEvent};
+use bulkload_storage::checkpoint::Checkpoint;
+
 use crate::build::{self, Build, Setup, Timer};
-use crate::checkpoint::Checkpoint;
 use crate::error::LoadError;
-use crate::monitor::Monitor;
 use crate::options::LoadOptions;
 use crate::phases;
 use crate::phases::prepare::{Prepared, Ready};
-use crate::progress::{log_event, Progress, StateEvent};
 use crate::report::Report;
 use crate::workdir::Places;
 
@@ -32,7 +33,7 @@ pub fn load_then(opts: &LoadOptions, done: impl FnOnce(&Result<Report, LoadError
     let monitor = match Monitor::start(&opts.monitor, progress.clone()) {
         Ok(m) => m,
         Err(e) => {
-            let result = Err(e);
+            let result = Err(e.into());
             done(&result);
             return result;
         }

@@ -16,7 +16,7 @@
 //! repeat), so this overestimates them. Hence the [`MARGIN`], and a refusal only when even the
 //! plain estimate cannot fit. Inputs sampled to their end are counted exactly (but terms
 //! shared between files once per file). The load compares the statements it parses with the
-//! estimate ([`crate::progress::ESTIMATE_MARGIN`]). How close the estimate comes on BSBM:
+//! estimate ([`bulkload_monitor::progress::ESTIMATE_MARGIN`]). How close the estimate comes on BSBM:
 //! docs/loader.md.
 //!
 //! All sizes of the resource model are here, with where each constant comes from.
@@ -35,12 +35,13 @@ use tdb2::term::{encode_term, format_lang_tag, Term, XSD_STRING};
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
 use tdb2_nodeid::JenaVersion;
 
+use bulkload_monitor::events::{fields, JsonEvent};
+use bulkload_monitor::progress::Progress;
+
 use crate::budget::{MemoryPlan, MIN_SORT_BYTES};
 use crate::error::LoadError;
-use crate::events::{fields, JsonEvent};
 pub use crate::input_files::detect_inputs;
 use crate::options::LoadOptions;
-use crate::progress::Progress;
 
 // ---- The model's constants -------------------------------------------------------------
 
@@ -174,8 +175,8 @@ impl TermCounter {
             }
             // RDF 1.2 triple terms and directional literals: rare, counted at their size.
             RdfTerm::Triple(t) => {
-                let mut scope = crate::encode::BlankScope::Labels { scope: String::new() };
-                let owned = crate::rdf12::owned_triple(t, &mut scope);
+                let mut scope = bulkload_storage::encode::BlankScope::Labels { scope: String::new() };
+                let owned = bulkload_storage::rdf12::owned_triple(t, &mut scope);
                 owned.with_term(&mut |term| self.stored(term));
             }
             RdfTerm::Literal(l) => {

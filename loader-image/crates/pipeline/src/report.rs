@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use std::fs;
 
-use crate::checkpoint::BuildIdentity;
+use bulkload_storage::checkpoint::BuildIdentity;
+
 use crate::error::LoadError;
 use crate::options::LoadOptions;
 use rdf_input::InputFile;
@@ -55,7 +56,7 @@ pub struct Report {
     pub warnings: std::collections::BTreeMap<String, u64>,
     /// The first few occurrences of each kind of warning, in input order.
     #[serde(default)]
-    pub warning_examples: Vec<crate::warnings::WarningExample>,
+    pub warning_examples: Vec<bulkload_storage::warnings::WarningExample>,
     pub prefixes: u64,
     pub on_error: String,
     pub threads: usize,

@@ -4,10 +4,11 @@
 use rdf_input::fastline::{parse_fast_line, FastLine};
 use rdf_input::{parse_line_chunk, Chunk, Rejected};
 
+use bulkload_storage::unreadable;
+use bulkload_storage::warnings::Warnings;
+
 use super::{blank_scope, place_in_line, Encoders, ParseShared, Stop, WorkerOutput};
 use crate::error::LoadError;
-use crate::unreadable;
-use crate::warnings::Warnings;
 
 /// Parses a chunk of N-Triples/N-Quads line by line, by the fast path where it can and by
 /// the full parser where it cannot; true when it is done.
@@ -70,7 +71,7 @@ pub(super) fn parse_lines_job(
                 }
                 conflict = sh.direction_conflict(&q, file, |suffix| {
                     let text = String::from_utf8_lossy(line).trim_end_matches('\r').to_string();
-                    (this_line, crate::rdf12::column_in_line(&text, suffix), text)
+                    (this_line, bulkload_storage::rdf12::column_in_line(&text, suffix), text)
                 });
                 if conflict.is_some() {
                     return Ok(());

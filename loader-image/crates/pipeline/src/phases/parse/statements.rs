@@ -6,11 +6,12 @@ use std::sync::atomic::Ordering;
 use rdf_input::fastline::FastStatement;
 use rdf_input::{parse_chunk, parse_terse_from, ChunkEnd, Rejected, TerseChunk};
 
+use bulkload_storage::encode::{Encoder, FastEncoder};
+use bulkload_storage::unreadable;
+
 use super::{blank_scope, ParseShared, Stop, WorkerOutput};
-use crate::encode::{Encoder, FastEncoder};
 use crate::error::LoadError;
 use crate::options::OnError;
-use crate::unreadable;
 
 /// Parses one chunk of a Turtle/TriG file; true when it is done. A chunk that the parser
 /// does not end where the splitter cut it (`ChunkEnd::Dirty`) stops the phase: in strict
@@ -49,7 +50,7 @@ pub(super) fn parse_terse_chunk(
             let locate = |suffix: &str| {
                 let mut w = window.borrow_mut();
                 let w = w.get_or_insert_with(|| {
-                    crate::rdf12::ReadWindow::over(&chunk.data, chunk.start.position, chunk.start.offset)
+                    bulkload_storage::rdf12::ReadWindow::over(&chunk.data, chunk.start.position, chunk.start.offset)
                 });
                 w.locate(suffix)
             };
@@ -92,7 +93,9 @@ pub(super) fn parse_terse_chunk(
     }
     // Tests force a wrong cut (failpoint.rs): real input gives none to test with.
     let res = match res {
-        Ok(ChunkEnd::Clean) if crate::failpoint::forced("parse.terse_dirty", chunk.seq) => Ok(ChunkEnd::Dirty),
+        Ok(ChunkEnd::Clean) if bulkload_storage::failpoint::forced("parse.terse_dirty", chunk.seq) => {
+            Ok(ChunkEnd::Dirty)
+        }
         res => res,
     };
     match res {

@@ -4,12 +4,13 @@ use std::sync::atomic::Ordering;
 
 use rdf_input::{parse_file, Rejected};
 
+use bulkload_storage::encode::Encoder;
+use bulkload_storage::unreadable;
+
 use super::{blank_scope, file_base_iri, ParseShared, Stop, WorkerOutput};
-use crate::encode::Encoder;
 use crate::error::LoadError;
 use crate::input::{open_input, ReadAhead};
 use crate::options::OnError;
-use crate::unreadable;
 
 /// Parses a file whole (RDF/XML, or Turtle/TriG whose split was wrong); whether it is done,
 /// or `None` when it could not be opened (the phase fails).
@@ -33,8 +34,8 @@ pub(super) fn parse_whole_job(
     let mut scope = blank_scope(file, f);
     let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
     let mut refused = Vec::new();
-    let window = crate::rdf12::ReadWindow::shared();
-    let reader = crate::rdf12::WindowTee { inner: reader, window: window.clone() };
+    let window = bulkload_storage::rdf12::ReadWindow::shared();
+    let reader = bulkload_storage::rdf12::WindowTee { inner: reader, window: window.clone() };
     let on_reject = std::cell::RefCell::new(on_reject);
     let res = parse_file(
         f.syntax,

@@ -215,7 +215,7 @@ pub struct PartialParse {
     pub files_done: BTreeMap<usize, Option<String>>,
     /// Turtle/TriG inputs to parse whole, sequentially, instead of split: those whose split
     /// a worker found cut wrongly in skip mode, which made the parse phase start over
-    /// (crate::phases::parse::run). Kept so that a resumed parse makes the same choice.
+    /// (bulkload-pipeline's parse phase). Kept so that a resumed parse makes the same choice.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub whole_files: BTreeSet<usize>,
     /// Prefix declarations of the Turtle/TriG inputs parsed, in input order.

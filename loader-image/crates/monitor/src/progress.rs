@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 use extsort::SpillDir;
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
 
+use bulkload_storage::failpoint::crash_point;
+
 use crate::events::JsonEvent;
-use crate::failpoint::crash_point;
 
 /// How far off the plan's statement estimate may be before the load says so
 /// ([`Progress::check_plan`], event `plan_off`): what `plan` aims for on a dump whose start is
@@ -100,7 +101,7 @@ pub struct Progress {
     /// Statements parsed (before duplicates collapse).
     pub statements: AtomicU64,
     pub rejects: AtomicU64,
-    /// Terms kept with a warning so far (crate::warnings), of the completed parse jobs.
+    /// Terms kept with a warning so far (bulkload_storage::warnings), of the completed parse jobs.
     pub warnings: AtomicU64,
     /// Bytes read, statements and rejects of parse passes a restart discarded: what the
     /// three above held before [`restart_parse`](Self::restart_parse) set them to 0. The
@@ -452,7 +453,7 @@ impl Snapshot {
 /// The load's own state changes (not progress), for the renderers: a JSON line, or text
 /// on a terminal.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum StateEvent {
+pub enum StateEvent {
     Resuming,
     Resumable,
     CheckpointDiscarded,
@@ -460,7 +461,7 @@ pub(crate) enum StateEvent {
 }
 
 /// Tells the renderers about a state change of the load at `path`.
-pub(crate) fn log_event(progress: &Progress, event: StateEvent, path: &Path, message: &str) {
+pub fn log_event(progress: &Progress, event: StateEvent, path: &Path, message: &str) {
     let (path_text, message_text) = (path.display().to_string(), message.to_string());
     let e = match event {
         StateEvent::Resuming => JsonEvent::Resuming { path: path_text, message: message_text },

@@ -22,7 +22,7 @@ pub enum OnError {
 
 impl OnError {
     /// The name the command line, the report and the checkpoint use.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             OnError::Strict => "strict",
             OnError::Skip => "skip",

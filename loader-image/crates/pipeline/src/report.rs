@@ -11,7 +11,7 @@ use crate::options::LoadOptions;
 use rdf_input::InputFile;
 
 /// Name of the build report inside the database directory (not `Data*`, so Jena ignores it).
-pub const REPORT_FILE: &str = "bulkload-report.json";
+pub(crate) const REPORT_FILE: &str = "bulkload-report.json";
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct InputReport {
@@ -141,7 +141,7 @@ impl Report {
 /// fetched object and grows with the dump set; an output parameter is stored in the
 /// Workflow object, which etcd caps at about 1.5 MiB, so it carries only this.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub tool: String,
     pub version: String,
     pub triples: u64,
@@ -159,7 +159,7 @@ pub struct Summary {
 }
 
 impl Report {
-    pub fn summary(&self, report_copy: Option<&std::path::Path>) -> Summary {
+    pub(crate) fn summary(&self, report_copy: Option<&std::path::Path>) -> Summary {
         Summary {
             tool: self.tool.clone(),
             version: self.version.clone(),

@@ -49,9 +49,9 @@ fn jena_5() -> String {
 pub struct InputIdentity {
     pub path: String,
     pub bytes: u64,
-    pub modified_ns: u128,
+    pub(crate) modified_ns: u128,
     /// MD5 of the first and the last MiB (the whole file when smaller).
-    pub sample_md5: String,
+    pub(crate) sample_md5: String,
 }
 
 impl InputIdentity {
@@ -137,7 +137,7 @@ impl BuildIdentity {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LogState {
     pub file: Option<String>,
-    pub file_bytes: u64,
+    pub(crate) file_bytes: u64,
     pub tuples: u64,
 }
 

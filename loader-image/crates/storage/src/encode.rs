@@ -117,7 +117,7 @@ impl<'d> Encoder<'d> {
         }
     }
 
-    pub fn intern(&mut self, t: Term<'_>) -> io::Result<u64> {
+    pub(crate) fn intern(&mut self, t: Term<'_>) -> io::Result<u64> {
         self.bytes.clear();
         encode_term(&t, &mut self.bytes);
         let hash = self.dict.hash(&self.bytes);

@@ -71,7 +71,7 @@ impl Encoder<'_> {
     }
 
     /// A literal with a base direction (never inlined).
-    pub fn directional(&mut self, lex: &str, lang: &str, dir: BaseDirection) -> io::Result<u64> {
+    pub(crate) fn directional(&mut self, lex: &str, lang: &str, dir: BaseDirection) -> io::Result<u64> {
         let lang = lang_of(lang);
         self.intern(Term::DirLiteral { lex, lang: &lang, dir: dir_str(dir) })
     }

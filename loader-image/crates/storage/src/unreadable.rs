@@ -17,13 +17,13 @@ use rdf_input::{InputFile, Position, Rejected};
 use tdb2_nodeid::{jena_readable, Unreadable};
 
 /// True when Jena reads the typed literal back (the fast path's check of a new term).
-pub fn readable(lexical: &str, datatype: &str) -> bool {
+pub(crate) fn readable(lexical: &str, datatype: &str) -> bool {
     jena_readable(lexical, datatype).is_ok()
 }
 
 /// A refused literal: its lexical form and why.
 pub struct Refused {
-    pub lexical: String,
+    pub(crate) lexical: String,
     pub why: Unreadable,
 }
 

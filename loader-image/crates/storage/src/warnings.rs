@@ -10,7 +10,7 @@ use rdf_input::term_rules::{judge_iri, lang_tag_grammar, Verdict, WarningKind};
 use serde::{Deserialize, Serialize};
 
 /// Examples kept per kind.
-pub const EXAMPLES_PER_KIND: usize = 5;
+pub(crate) const EXAMPLES_PER_KIND: usize = 5;
 
 /// The report's `warnings` and `warning_examples` (docs/fidelity.md).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -26,6 +26,7 @@ use bulkload_storage::dict::Dictionary;
 use bulkload_storage::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use bulkload_storage::failpoint::crash_point;
 use bulkload_storage::tuples::TupleLog;
+use bulkload_storage::unreadable;
 use bulkload_storage::warnings::{find_term, written_term, Tally, WarningExample, Warnings};
 
 use crate::budget::CHUNK_BYTES;
@@ -138,7 +139,7 @@ impl ParseShared<'_> {
         self.cancelled.store(true, Ordering::SeqCst);
     }
     fn skipped(&self, file: usize, seq: u64) -> bool {
-        if self.cancelled.load(Ordering::Relaxed) || self.opts.interrupt.load(Ordering::Relaxed) {
+        if self.stopping() {
             return true;
         }
         matches!(*self.stop_at.lock().expect("stop"), Some(at) if (file, seq) > at)
@@ -202,6 +203,37 @@ impl ParseShared<'_> {
             seqs.sort_unstable();
         }
         p
+    }
+
+    /// A load stopping: another worker failed, or a signal came.
+    fn stopping(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed) || self.opts.interrupt.load(Ordering::Relaxed)
+    }
+
+    /// Stores a statement of `file` that the full parser gave, unless a literal in it is
+    /// one Jena could not read back or its direction conflicts with an earlier one: those
+    /// go back to the caller, which knows how to place them (`locate` gives the line, column
+    /// and text of a suffix where the statement is).
+    fn store_parsed(
+        &self,
+        q: &rdf_input::oxrdf::Quad,
+        file: usize,
+        locate: impl FnOnce(&str) -> (u64, u64, String),
+        enc: &mut Encoder<'_>,
+        scope: &mut BlankScope,
+        out: &mut WorkerOutput,
+    ) -> Result<ParsedQuad, Stop> {
+        if let Err(r) = unreadable::check_quad(q) {
+            return Ok(ParsedQuad::Refused(r));
+        }
+        if let Some(r) = self.direction_conflict(q, file, locate) {
+            return Ok(ParsedQuad::Conflict(r));
+        }
+        out.emit(enc.quad(q, scope, self.files[file].syntax.has_graphs())).map_err(|e| {
+            self.fail(LoadError::from_output_io("spilling", e));
+            Stop
+        })?;
+        Ok(ParsedQuad::Stored)
     }
 
     /// A statement whose directional literal Jena could not keep apart from another
@@ -284,6 +316,15 @@ impl WorkerOutput {
 }
 
 struct Stop;
+
+/// What became of a statement the full parser gave ([`ParseShared::store_parsed`]).
+enum ParsedQuad {
+    Stored,
+    /// A literal Jena could not read back.
+    Refused(unreadable::Refused),
+    /// A direction conflicting with an earlier one for the same literal.
+    Conflict(Rejected),
+}
 
 fn example(
     sh: &ParseShared<'_>,

@@ -9,7 +9,7 @@ use rdf_input::{parse_chunk, parse_terse_from, ChunkEnd, Rejected, TerseChunk};
 use bulkload_storage::encode::{Encoder, FastEncoder};
 use bulkload_storage::unreadable;
 
-use super::{blank_scope, ParseShared, Stop, WorkerOutput};
+use super::{blank_scope, ParseShared, ParsedQuad, Stop, WorkerOutput};
 use crate::error::LoadError;
 use crate::options::OnError;
 
@@ -40,12 +40,8 @@ pub(super) fn parse_terse_chunk(
         f.syntax.has_graphs(),
         chunk,
         &mut |q| {
-            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
+            if sh.stopping() {
                 return Err(Stop);
-            }
-            if let Err(r) = unreadable::check_quad(&q) {
-                refused.push(r);
-                return if strict { Err(Stop) } else { Ok(()) };
             }
             let locate = |suffix: &str| {
                 let mut w = window.borrow_mut();
@@ -54,17 +50,23 @@ pub(super) fn parse_terse_chunk(
                 });
                 w.locate(suffix)
             };
-            if let Some(r) = sh.direction_conflict(&q, file, locate) {
-                return (on_reject.borrow_mut())(r);
+            let parsed = sh.store_parsed(&q, file, locate, enc, &mut scope.borrow_mut(), &mut out.borrow_mut())?;
+            match parsed {
+                ParsedQuad::Stored => Ok(()),
+                ParsedQuad::Refused(r) => {
+                    refused.push(r);
+                    if strict {
+                        Err(Stop)
+                    } else {
+                        Ok(())
+                    }
+                }
+                ParsedQuad::Conflict(r) => (on_reject.borrow_mut())(r),
             }
-            out.borrow_mut().emit(enc.quad(&q, &mut scope.borrow_mut(), f.syntax.has_graphs())).map_err(|e| {
-                sh.fail(LoadError::from_output_io("spilling", e));
-                Stop
-            })
         },
         &mut |r| (on_reject.borrow_mut())(r),
         Some(&mut |st: &[FastStatement<'_>]| {
-            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
+            if sh.stopping() {
                 return Err(Stop);
             }
             let encoded = match fast.statements(st, &mut scope.borrow_mut(), f.syntax.has_graphs()) {

@@ -136,5 +136,5 @@ pub(crate) fn save_checkpoint(cp: &Checkpoint, work: &Path) -> Result<(), LoadEr
 
 /// The step an earlier run checkpointed after, when `cp` is one to resume.
 pub(crate) fn resumed_after(cp: &Checkpoint) -> Option<String> {
-    (cp.parse.is_some() || cp.parse_partial.is_some()).then(|| cp.last_step())
+    (cp.parse.is_some() || cp.parse_partial.is_some()).then(|| cp.last_step().to_string())
 }

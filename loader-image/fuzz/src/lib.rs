@@ -9,7 +9,7 @@ const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langSt
 const RDF_DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
 
 /// The checks the pipeline runs on a fast-path term before trusting it (a copy of
-/// `valid` in crates/pipeline/src/encode.rs, which is private there): IRIs with oxiri,
+/// `valid` in crates/storage/src/encode.rs, which is private there): IRIs with oxiri,
 /// language tags with oxilangtag, no rdf:langString/dirLangString datatype. A fast-path
 /// statement that fails them goes to the full parser instead.
 pub fn fast_term_valid(t: &TermSlice<'_>) -> bool {

@@ -8,10 +8,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bulkload_pipeline::load::load_then;
-use bulkload_pipeline::plan::{detect_inputs, plan, PlanRequest};
 use bulkload_pipeline::{
-    ExitCode, JenaVersion, LoadError, LoadOptions, MonitorOptions, OnError, ProgressStyle, Report,
+    detect_inputs, load_then, plan, ExitCode, JenaVersion, LoadError, LoadOptions, MonitorOptions, OnError,
+    PlanRequest, ProgressStyle, Report,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -208,7 +207,7 @@ fn main() -> ProcessExit {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 8 << 20);
     }
     #[cfg(feature = "failpoints")]
-    let _failpoints = bulkload_pipeline::failpoint::setup();
+    let _failpoints = bulkload_pipeline::setup_failpoints();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -9,11 +9,12 @@ use std::time::Instant;
 use extsort::SpillDir;
 use rdf_input::InputFile;
 
+use bulkload_monitor::progress::{Phase, Progress};
+use bulkload_storage::checkpoint::Checkpoint;
+
 use crate::budget::MemoryPlan;
-use crate::checkpoint::Checkpoint;
 use crate::error::LoadError;
 use crate::options::LoadOptions;
-use crate::progress::{Phase, Progress};
 use crate::report::PhaseReport;
 use crate::workdir::Places;
 
@@ -135,5 +136,5 @@ pub(crate) fn save_checkpoint(cp: &Checkpoint, work: &Path) -> Result<(), LoadEr
 
 /// The step an earlier run checkpointed after, when `cp` is one to resume.
 pub(crate) fn resumed_after(cp: &Checkpoint) -> Option<String> {
-    (cp.parse.is_some() || cp.parse_partial.is_some()).then(|| cp.last_step())
+    (cp.parse.is_some() || cp.parse_partial.is_some()).then(|| cp.last_step().to_string())
 }

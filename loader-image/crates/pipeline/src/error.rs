@@ -4,6 +4,8 @@
 use std::io;
 use std::path::PathBuf;
 
+use bulkload_monitor::metrics::CannotListen;
+
 use crate::budget::BudgetTooSmall;
 
 /// The loader's process exit codes, defined here only.
@@ -54,7 +56,7 @@ impl ExitCode {
 
 /// How an I/O error on the output side (database, work directory, reports) ends a load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IoClass {
+pub(crate) enum IoClass {
     /// Disk full or quota exceeded: free space (or give more), then rerun (exit 5).
     NoSpace,
     /// Out of another resource: memory, file descriptors, a file size limit (exit 5).
@@ -71,7 +73,7 @@ pub enum IoClass {
 
 impl IoClass {
     /// Classifies by errno where there is one (the precise answer), else by kind.
-    pub fn of(e: &io::Error) -> IoClass {
+    pub(crate) fn of(e: &io::Error) -> IoClass {
         if let Some(errno) = e.raw_os_error() {
             return match errno {
                 libc::ENOSPC | libc::EDQUOT => IoClass::NoSpace,
@@ -120,7 +122,7 @@ impl IoClass {
         }
     }
 
-    pub fn exit_code(self) -> ExitCode {
+    pub(crate) fn exit_code(self) -> ExitCode {
         match self {
             IoClass::NoSpace | IoClass::OtherResource => ExitCode::Resources,
             IoClass::Refused => ExitCode::Usage,
@@ -139,6 +141,12 @@ fn output_message(context: &str, e: &io::Error) -> String {
         (IoClass::OtherResource, _) => format!("out of resources: {context}: {e}"),
         (IoClass::Refused, _) => format!("{context}: {e}"),
         (IoClass::Transient | IoClass::Unexpected, _) => format!("I/O error: {context}: {e}"),
+    }
+}
+
+impl From<CannotListen> for LoadError {
+    fn from(e: CannotListen) -> Self {
+        LoadError::Usage(e.to_string())
     }
 }
 
@@ -191,7 +199,7 @@ impl LoadError {
 
     /// A stop after which a rerun can resume from the checkpoint: a signal, a full disk, an
     /// output I/O error (once its cause is fixed). Anything else leaves no trace.
-    pub fn keeps_checkpoint(&self) -> bool {
+    pub(crate) fn keeps_checkpoint(&self) -> bool {
         matches!(
             self,
             LoadError::Interrupted | LoadError::Resources(_) | LoadError::Budget(_) | LoadError::Output { .. }
@@ -199,7 +207,7 @@ impl LoadError {
     }
 
     /// An I/O error on the output or temp side, under what was being done.
-    pub fn from_output_io(context: &str, e: io::Error) -> LoadError {
+    pub(crate) fn from_output_io(context: &str, e: io::Error) -> LoadError {
         if e.kind() == io::ErrorKind::Interrupted && e.raw_os_error().is_none() {
             LoadError::Interrupted // our own stop request, raised inside a phase
         } else {

@@ -10,7 +10,7 @@ use rdf_input::InputFile;
 
 /// MD5 of a file's raw (compressed) bytes, filled in once it has been read to the end.
 #[derive(Clone, Debug, Default)]
-pub struct RawDigest {
+pub(crate) struct RawDigest {
     pub md5: Option<String>,
 }
 
@@ -29,7 +29,7 @@ impl<R: Read> Read for DigestReader<R> {
         if n == 0 && !self.done && !buf.is_empty() {
             self.done = true;
             let digest = self.md5.clone().finalize();
-            *self.out.lock().expect("digest") = RawDigest { md5: Some(crate::checkpoint::hex(&digest)) };
+            *self.out.lock().expect("digest") = RawDigest { md5: Some(bulkload_storage::checkpoint::hex(&digest)) };
         }
         self.md5.update(&buf[..n]);
         self.progress.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
@@ -39,7 +39,7 @@ impl<R: Read> Read for DigestReader<R> {
 
 /// Opens an input for reading decompressed bytes, digesting the raw bytes on the way;
 /// formats that decode in parallel (bzip2) use up to `threads` cores.
-pub fn open_input(
+pub(crate) fn open_input(
     f: &InputFile,
     digest: Arc<Mutex<RawDigest>>,
     progress: Arc<std::sync::atomic::AtomicU64>,
@@ -51,7 +51,7 @@ pub fn open_input(
 
 /// Runs a reader on its own thread (decompression off the parsing thread), handing over
 /// blocks through a bounded channel.
-pub struct ReadAhead {
+pub(crate) struct ReadAhead {
     rx: crossbeam_channel::Receiver<io::Result<Vec<u8>>>,
     cur: Vec<u8>,
     pos: usize,
@@ -59,7 +59,7 @@ pub struct ReadAhead {
 }
 
 impl ReadAhead {
-    pub fn spawn(mut inner: Box<dyn Read + Send>) -> ReadAhead {
+    pub(crate) fn spawn(mut inner: Box<dyn Read + Send>) -> ReadAhead {
         let (tx, rx) = crossbeam_channel::bounded(4);
         std::thread::Builder::new()
             .name("decompress".into())

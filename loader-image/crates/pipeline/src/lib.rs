@@ -4,38 +4,30 @@
 //!
 //! `load` (the orchestrator) sets up a `build::Build` and runs `phases::{parse, nodes,
 //! indexes, finish}` in order; `options` and `budget` are leaves every other module may
-//! read; `progress` is plain state that `monitor`'s renderers (`progress_bar`,
-//! `progress_json`, `metrics`) read.
+//! read. What the phases store is bulkload-storage's; what the load shows while it runs
+//! (`Progress`, the bars, JSON lines and metrics) is bulkload-monitor's. Both are below
+//! this crate: neither knows of it.
 
 mod budget;
 mod build;
-pub mod checkpoint;
-pub mod dict;
-pub mod encode;
 mod error;
-mod events;
-pub mod failpoint;
 mod input;
 mod input_files;
-pub mod load;
-pub mod metrics;
-mod monitor;
+mod load;
 mod options;
 mod phases;
-pub mod plan;
-pub mod progress;
-mod progress_bar;
-mod progress_json;
-mod rdf12;
+mod plan;
 mod report;
 mod rerun;
-pub mod tuples;
-mod unreadable;
-pub mod warnings;
 mod workdir;
 
-pub use error::{ExitCode, IoClass, LoadError};
-pub use load::load;
-pub use options::{LoadOptions, MonitorOptions, OnError, ProgressStyle};
-pub use report::{Report, REPORT_FILE};
+pub use bulkload_monitor::monitor::{MonitorOptions, ProgressStyle};
+#[cfg(feature = "failpoints")]
+pub use bulkload_storage::failpoint::setup as setup_failpoints;
+pub use error::{ExitCode, LoadError};
+pub use input_files::detect_inputs;
+pub use load::load_then;
+pub use options::{LoadOptions, OnError};
+pub use plan::{plan, Plan, PlanRequest};
+pub use report::Report;
 pub use tdb2_nodeid::JenaVersion;

@@ -7,32 +7,28 @@ use std::time::Instant;
 
 use extsort::SpillDir;
 
+use bulkload_monitor::monitor::Monitor;
+use bulkload_monitor::progress::{log_event, Progress, StateEvent};
+use bulkload_storage::checkpoint::Checkpoint;
+
 use crate::build::{self, Build, Setup, Timer};
-use crate::checkpoint::Checkpoint;
 use crate::error::LoadError;
-use crate::monitor::Monitor;
 use crate::options::LoadOptions;
 use crate::phases;
 use crate::phases::prepare::{Prepared, Ready};
-use crate::progress::{log_event, Progress, StateEvent};
 use crate::report::Report;
 use crate::workdir::Places;
 
 /// Loads the inputs into a new TDB2 database at `opts.loc`, resuming an earlier run of the
-/// same load from its last checkpoint.
-pub fn load(opts: &LoadOptions) -> Result<Report, LoadError> {
-    load_then(opts, |_| ())
-}
-
-/// [`load`], handing the result to `done` as soon as the load is over, while the metrics
-/// endpoint still serves the final figures: it closes `--metrics-linger` later, or at a
-/// signal (the result stands either way).
+/// same load from its last checkpoint. Hands the result to `done` as soon as the load is
+/// over, while the metrics endpoint still serves the final figures: it closes
+/// `--metrics-linger` later, or at a signal (the result stands either way).
 pub fn load_then(opts: &LoadOptions, done: impl FnOnce(&Result<Report, LoadError>)) -> Result<Report, LoadError> {
     let progress = Progress::new(opts.memory);
     let monitor = match Monitor::start(&opts.monitor, progress.clone()) {
         Ok(m) => m,
         Err(e) => {
-            let result = Err(e);
+            let result = Err(e.into());
             done(&result);
             return result;
         }

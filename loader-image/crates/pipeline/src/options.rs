@@ -1,11 +1,12 @@
 //! What a load is asked to do: the options the command line gives (a leaf module: it
 //! imports nothing of the pipeline but its error type).
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+use bulkload_monitor::monitor::MonitorOptions;
 
 use crate::error::LoadError;
 use tdb2_nodeid::JenaVersion;
@@ -21,7 +22,7 @@ pub enum OnError {
 
 impl OnError {
     /// The name the command line, the report and the checkpoint use.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             OnError::Strict => "strict",
             OnError::Skip => "skip",
@@ -81,41 +82,5 @@ impl LoadOptions {
     /// Worker threads (at least one).
     pub(crate) fn threads(&self) -> usize {
         self.threads.max(1)
-    }
-}
-
-/// How progress is shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum ProgressStyle {
-    /// Bars when stderr is a terminal, JSON lines otherwise.
-    #[default]
-    Auto,
-    Bars,
-    Json,
-    /// Nothing (library use).
-    Off,
-}
-
-/// What a load shows while it runs.
-#[derive(Clone, Debug)]
-pub struct MonitorOptions {
-    pub style: ProgressStyle,
-    /// Between two JSON progress lines.
-    pub interval: Duration,
-    /// Serve Prometheus metrics at `http://ADDR/metrics` while the load runs.
-    pub metrics_addr: Option<SocketAddr>,
-    /// Keep serving them this long after the load ends (until a signal comes), so that a
-    /// scrape sees the final figures of a load shorter than a scrape interval.
-    pub metrics_linger: Duration,
-}
-
-impl Default for MonitorOptions {
-    fn default() -> Self {
-        MonitorOptions {
-            style: ProgressStyle::Auto,
-            interval: Duration::from_secs(10),
-            metrics_addr: None,
-            metrics_linger: Duration::ZERO,
-        }
     }
 }

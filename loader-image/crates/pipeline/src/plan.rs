@@ -16,7 +16,7 @@
 //! repeat), so this overestimates them. Hence the [`MARGIN`], and a refusal only when even the
 //! plain estimate cannot fit. Inputs sampled to their end are counted exactly (but terms
 //! shared between files once per file). The load compares the statements it parses with the
-//! estimate ([`crate::progress::ESTIMATE_MARGIN`]). How close the estimate comes on BSBM:
+//! estimate ([`bulkload_monitor::progress::ESTIMATE_MARGIN`]). How close the estimate comes on BSBM:
 //! docs/loader.md.
 //!
 //! All sizes of the resource model are here, with where each constant comes from.
@@ -35,12 +35,12 @@ use tdb2::term::{encode_term, format_lang_tag, Term, XSD_STRING};
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
 use tdb2_nodeid::JenaVersion;
 
+use bulkload_monitor::events::{fields, JsonEvent};
+use bulkload_monitor::progress::Progress;
+
 use crate::budget::{MemoryPlan, MIN_SORT_BYTES};
 use crate::error::LoadError;
-use crate::events::{fields, JsonEvent};
-pub use crate::input_files::detect_inputs;
 use crate::options::LoadOptions;
-use crate::progress::Progress;
 
 // ---- The model's constants -------------------------------------------------------------
 
@@ -49,47 +49,47 @@ use crate::progress::Progress;
 /// they replace, and spread over the file they see its middle and end. Fewer, larger
 /// windows miss short stretches that hold many statements (BSBM's products are 8% of its
 /// bzip2 bytes and 46% of its statements, in a few stretches that eight windows can all miss).
-pub const SAMPLE_WINDOWS: usize = 128;
-pub const WINDOW_BYTES: usize = 128 << 10;
+pub(crate) const SAMPLE_WINDOWS: usize = 128;
+pub(crate) const WINDOW_BYTES: usize = 128 << 10;
 /// Decompressed bytes parsed from the start of an input that can only be read from there.
-pub const SAMPLE_BYTES: usize = 16 << 20;
+pub(crate) const SAMPLE_BYTES: usize = 16 << 20;
 /// At most this many inputs are sampled (evenly spread over the list); the others are
 /// estimated from the sampled ones' statements and terms per compressed byte.
-pub const MAX_SAMPLED_INPUTS: usize = 16;
+pub(crate) const MAX_SAMPLED_INPUTS: usize = 16;
 /// Safety margin on every estimated size for the "tight" verdict: a build whose needs fit
 /// only without it is started, with a warning; one whose needs do not fit even without it
 /// is refused.
-pub const MARGIN: f64 = 0.25;
+pub(crate) const MARGIN: f64 = 0.25;
 
 /// Dictionary memory per distinct term besides its stored bytes: start offset (8), MD5 key
 /// (16), hash-table slot (8) = dict.rs `ENTRY_OVERHEAD`, plus the spare capacity of vectors
 /// and hash tables grown by doubling. Measured (report `dictionary_bytes` minus the stored
 /// bytes, per distinct term): BSBM 1M 92, examples/ 57.
-pub const DICT_MEMORY_PER_TERM: u64 = 96;
+pub(crate) const DICT_MEMORY_PER_TERM: u64 = 96;
 /// The checkpointed dictionary on temp disk: every distinct term's stored bytes plus its
 /// MD5 key (16), provisional id (8) and length (4).
-pub const DICT_DISK_PER_TERM: u64 = 28;
+pub(crate) const DICT_DISK_PER_TERM: u64 = 28;
 /// Tuple logs (provisional ids, XOR-delta varints, extsort::codec), bytes per statement.
 /// Measured on BSBM 1M (the spill directory's `triples-*`/`quads-*` files at the end of the
 /// parse phase, over the tuples spilled): 6.8–9.3 per triple, 8.5 per quad; rounded up.
-pub const LOG_BYTES_PER_TRIPLE: f64 = 10.0;
-pub const LOG_BYTES_PER_QUAD: f64 = 11.0;
+pub(crate) const LOG_BYTES_PER_TRIPLE: f64 = 10.0;
+pub(crate) const LOG_BYTES_PER_QUAD: f64 = 11.0;
 /// Sorted runs of one index (final NodeIds in index order, same codec), bytes per record.
 /// Sorted neighbours share leading columns, so runs are smaller than the logs; taken
 /// equal to the logs to stay on the safe side.
-pub const RUN_BYTES_PER_TRIPLE: f64 = LOG_BYTES_PER_TRIPLE;
-pub const RUN_BYTES_PER_QUAD: f64 = LOG_BYTES_PER_QUAD;
+pub(crate) const RUN_BYTES_PER_TRIPLE: f64 = LOG_BYTES_PER_TRIPLE;
+pub(crate) const RUN_BYTES_PER_QUAD: f64 = LOG_BYTES_PER_QUAD;
 /// Database bytes per index record: the record (24 bytes for a triple index, 32 for a quad
 /// index) in 8 KiB leaf blocks packed full, plus the interior levels. Measured on BSBM 1M
 /// ((X.dat + X.idn) / records): SPO 24.1, GSPO 32.3, nodes 24.2; set with a little room.
 /// (With these, the model gives 141 MB for BSBM 1M N-Triples, whose database is 139 MB.)
-pub const DB_BYTES_PER_TRIPLE_RECORD: f64 = 24.5;
-pub const DB_BYTES_PER_QUAD_RECORD: f64 = 32.5;
+pub(crate) const DB_BYTES_PER_TRIPLE_RECORD: f64 = 24.5;
+pub(crate) const DB_BYTES_PER_QUAD_RECORD: f64 = 32.5;
 /// The `nodes` index: MD5 key (16) + NodeId (8) per term.
-pub const DB_BYTES_PER_NODE_RECORD: f64 = 24.5;
+pub(crate) const DB_BYTES_PER_NODE_RECORD: f64 = 24.5;
 /// Files of every database whatever its size: the empty trees' blocks, prefix tables,
 /// journal, stats, report. Measured: a one-triple database is 0.2 MiB.
-pub const DB_FIXED_BYTES: u64 = 1 << 20;
+pub(crate) const DB_FIXED_BYTES: u64 = 1 << 20;
 
 // ---- Sampling ---------------------------------------------------------------------------
 
@@ -174,8 +174,8 @@ impl TermCounter {
             }
             // RDF 1.2 triple terms and directional literals: rare, counted at their size.
             RdfTerm::Triple(t) => {
-                let mut scope = crate::encode::BlankScope::Labels { scope: String::new() };
-                let owned = crate::rdf12::owned_triple(t, &mut scope);
+                let mut scope = bulkload_storage::encode::BlankScope::Labels { scope: String::new() };
+                let owned = bulkload_storage::rdf12::owned_triple(t, &mut scope);
                 owned.with_term(&mut |term| self.stored(term));
             }
             RdfTerm::Literal(l) => {
@@ -367,7 +367,7 @@ pub struct PlanRequest {
 
 impl PlanRequest {
     /// The plan's part of a load's options.
-    pub fn of(opts: &LoadOptions) -> PlanRequest {
+    pub(crate) fn of(opts: &LoadOptions) -> PlanRequest {
         PlanRequest {
             loc: opts.loc.clone(),
             tmpdir: opts.tmpdir.clone(),
@@ -381,7 +381,7 @@ impl PlanRequest {
 
 /// The check at the start of `load`: refuses (exit 5) a build that cannot fit, warns about
 /// a tight one, and shows the estimate (one JSON line, or one line on a terminal).
-pub fn check(opts: &LoadOptions, files: &[InputFile], progress: &Progress) -> Result<(), LoadError> {
+pub(crate) fn check(opts: &LoadOptions, files: &[InputFile], progress: &Progress) -> Result<(), LoadError> {
     if opts.skip_plan_check {
         return Ok(());
     }
@@ -518,7 +518,7 @@ impl Serialize for Problem {
 
 /// Free bytes for an unprivileged writer on the filesystem holding `dir` (or, if it does
 /// not exist yet, its nearest existing ancestor).
-pub fn free_bytes(dir: &Path) -> Option<u64> {
+pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let existing = existing_ancestor(dir)?;
     let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
@@ -541,12 +541,12 @@ fn device(dir: &Path) -> Option<u64> {
 }
 
 /// The parent of --loc, where the database is built and renamed into place.
-pub fn target_dir(loc: &Path) -> PathBuf {
+pub(crate) fn target_dir(loc: &Path) -> PathBuf {
     loc.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf()
 }
 
 /// 1.2 GiB, 340 MiB, 12 KiB, 100 B.
-pub fn human_bytes(n: u64) -> String {
+pub(crate) fn human_bytes(n: u64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
     let mut u = 0;
@@ -604,7 +604,7 @@ pub fn plan(req: &PlanRequest, files: &[InputFile], interrupt: &AtomicBool) -> R
 }
 
 /// The resource model proper, on given estimates.
-pub fn assess(req: &PlanRequest, inputs: Vec<InputEstimate>) -> Plan {
+pub(crate) fn assess(req: &PlanRequest, inputs: Vec<InputEstimate>) -> Plan {
     let totals = Totals::of(&inputs);
     let mut findings = Findings { verdict: Verdict::Fits, problems: Vec::new() };
     let bzip2 = inputs.iter().any(|e| e.compression == rdf_input::Compression::Bzip2.name());

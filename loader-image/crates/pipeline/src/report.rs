@@ -4,13 +4,14 @@ use serde::{Deserialize, Serialize};
 
 use std::fs;
 
-use crate::checkpoint::BuildIdentity;
+use bulkload_storage::checkpoint::BuildIdentity;
+
 use crate::error::LoadError;
 use crate::options::LoadOptions;
 use rdf_input::InputFile;
 
 /// Name of the build report inside the database directory (not `Data*`, so Jena ignores it).
-pub const REPORT_FILE: &str = "bulkload-report.json";
+pub(crate) const REPORT_FILE: &str = "bulkload-report.json";
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct InputReport {
@@ -55,7 +56,7 @@ pub struct Report {
     pub warnings: std::collections::BTreeMap<String, u64>,
     /// The first few occurrences of each kind of warning, in input order.
     #[serde(default)]
-    pub warning_examples: Vec<crate::warnings::WarningExample>,
+    pub warning_examples: Vec<bulkload_storage::warnings::WarningExample>,
     pub prefixes: u64,
     pub on_error: String,
     pub threads: usize,
@@ -140,7 +141,7 @@ impl Report {
 /// fetched object and grows with the dump set; an output parameter is stored in the
 /// Workflow object, which etcd caps at about 1.5 MiB, so it carries only this.
 #[derive(Debug, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub tool: String,
     pub version: String,
     pub triples: u64,
@@ -158,7 +159,7 @@ pub struct Summary {
 }
 
 impl Report {
-    pub fn summary(&self, report_copy: Option<&std::path::Path>) -> Summary {
+    pub(crate) fn summary(&self, report_copy: Option<&std::path::Path>) -> Summary {
         Summary {
             tool: self.tool.clone(),
             version: self.version.clone(),

@@ -8,10 +8,11 @@ use std::sync::atomic::Ordering;
 use rdf_input::InputFile;
 use tdb2::{GENERATION_DIR, QUAD_INDEXES, TRIPLE_INDEXES};
 
-use crate::checkpoint::{BuildIdentity, Checkpoint, InputIdentity};
+use bulkload_monitor::progress::{log_event, Progress, StateEvent};
+use bulkload_storage::checkpoint::{BuildIdentity, Checkpoint, InputIdentity};
+
 use crate::error::LoadError;
 use crate::options::LoadOptions;
-use crate::progress::{log_event, Progress, StateEvent};
 use crate::report::{write_copies, Report, REPORT_FILE};
 use crate::workdir::{sibling, Places};
 

@@ -349,7 +349,7 @@ pub fn check_split(doc: &[u8], trig: bool, base: Option<&str>, target: usize) ->
 const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
 const RDF_DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
 
-/// A model of the pipeline's fast encoding (crates/pipeline/src/encode.rs): the quads that
+/// A model of the pipeline's fast encoding (crates/storage/src/encode.rs): the quads that
 /// fast-path statements stand for, built with oxrdf's checking constructors (IRIs by oxiri,
 /// language tags by oxilangtag, as the pipeline checks a new term), or `None` when a term
 /// fails them and oxttl must decide.

@@ -10,13 +10,14 @@ use tdb2::db::{write_empty_journal, write_prefix_tables};
 use tdb2::stats::Stats;
 use tdb2::term::{decode_term, DecodedTerm};
 
+use bulkload_monitor::progress::{peak_rss_bytes, Phase};
+use bulkload_storage::checkpoint::{sync_dir, NodesState, ParseState};
+use bulkload_storage::failpoint::crash_point;
+
 use crate::build::Build;
-use crate::checkpoint::{sync_dir, NodesState, ParseState};
 use crate::error::LoadError;
-use crate::failpoint::crash_point;
 use crate::options::{LoadOptions, OnError};
 use crate::phases::indexes::{IdStats, Indexes};
-use crate::progress::{peak_rss_bytes, Phase};
 use crate::report::{write_copies, Report, REPORT_FILE};
 use crate::workdir::{sibling, Places};
 

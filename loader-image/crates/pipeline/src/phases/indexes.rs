@@ -13,14 +13,15 @@ use std::time::Instant;
 use extsort::{SpillDir, TupleSorter};
 use tdb2::{PackedTreeWriter, TreeParams, QUAD_INDEXES, TRIPLE_INDEXES};
 
+use bulkload_monitor::progress::{Phase, Progress};
+use bulkload_storage::checkpoint::{sync_files, IdStatsState, IndexState, ParseState};
+use bulkload_storage::dict::Remap;
+use bulkload_storage::failpoint::crash_point;
+use bulkload_storage::tuples::Logged;
+
 use crate::build::Build;
-use crate::checkpoint::{sync_files, IdStatsState, IndexState, ParseState};
-use crate::dict::Remap;
 use crate::error::LoadError;
-use crate::failpoint::crash_point;
 use crate::phases::nodes::NodeTable;
-use crate::progress::{Phase, Progress};
-use crate::tuples::Logged;
 
 /// What the index phase leaves to the finish phase.
 pub(crate) struct Indexes {

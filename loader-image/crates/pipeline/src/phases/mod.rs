@@ -1,4 +1,4 @@
-//! The phases of a build, in order; each ends with its checkpoint (crate::checkpoint), so
+//! The phases of a build, in order; each ends with its checkpoint (bulkload_storage::checkpoint), so
 //! that a rerun resumes after the last one completed.
 
 pub(crate) mod finish;

@@ -18,13 +18,14 @@ use tdb2::db::NodeDataWriter;
 use tdb2::stats::RDF_TYPE;
 use tdb2::{PackedTreeWriter, TreeParams};
 
+use bulkload_monitor::progress::{Phase, Progress};
+use bulkload_storage::checkpoint::{sync_files, NodesState, ParseState};
+use bulkload_storage::dict::{DictTerms, Dictionary, MergedTerm, Remap, KEY_BUCKETS};
+use bulkload_storage::failpoint::crash_point;
+
 use crate::budget::REMAP_BYTES_PER_ID;
 use crate::build::Build;
-use crate::checkpoint::{sync_files, NodesState, ParseState};
-use crate::dict::{DictTerms, Dictionary, MergedTerm, Remap, KEY_BUCKETS};
 use crate::error::LoadError;
-use crate::failpoint::crash_point;
-use crate::progress::{Phase, Progress};
 
 /// The id remap table's file in the work directory.
 const REMAP_FILE: &str = "remap.bin";

@@ -9,12 +9,13 @@ use std::sync::Arc;
 use extsort::SpillDir;
 use rdf_input::{detect, InputFile};
 
-use crate::checkpoint::{BuildIdentity, Checkpoint, CHECKPOINT_FILE};
+use bulkload_monitor::progress::{log_event, Progress, StateEvent};
+use bulkload_storage::checkpoint::{BuildIdentity, Checkpoint, CHECKPOINT_FILE};
+
 use crate::error::LoadError;
 use crate::input_files;
 use crate::options::LoadOptions;
 use crate::plan;
-use crate::progress::{log_event, Progress, StateEvent};
 use crate::report::Report;
 use crate::rerun::{already_complete, checkpoint_to_resume, complete_database, identity};
 use crate::workdir::{LoadLock, Places};

@@ -4,10 +4,11 @@
 use rdf_input::fastline::{parse_fast_line, FastLine};
 use rdf_input::{parse_line_chunk, Chunk, Rejected};
 
-use super::{blank_scope, place_in_line, Encoders, ParseShared, Stop, WorkerOutput};
+use bulkload_storage::unreadable;
+use bulkload_storage::warnings::Warnings;
+
+use super::{blank_scope, place_in_line, Encoders, ParseShared, ParsedQuad, Stop, WorkerOutput};
 use crate::error::LoadError;
-use crate::unreadable;
-use crate::warnings::Warnings;
 
 /// Parses a chunk of N-Triples/N-Quads line by line, by the fast path where it can and by
 /// the full parser where it cannot; true when it is done.
@@ -64,21 +65,16 @@ pub(super) fn parse_lines_job(
             line,
             this_line,
             |q| {
-                if let Err(r) = unreadable::check_quad(&q) {
-                    refused = Some(r);
-                    return Ok(());
-                }
-                conflict = sh.direction_conflict(&q, file, |suffix| {
+                let locate = |suffix: &str| {
                     let text = String::from_utf8_lossy(line).trim_end_matches('\r').to_string();
-                    (this_line, crate::rdf12::column_in_line(&text, suffix), text)
-                });
-                if conflict.is_some() {
-                    return Ok(());
+                    (this_line, bulkload_storage::rdf12::column_in_line(&text, suffix), text)
+                };
+                match sh.store_parsed(&q, file, locate, enc, &mut scope, out)? {
+                    ParsedQuad::Stored => {}
+                    ParsedQuad::Refused(r) => refused = Some(r),
+                    ParsedQuad::Conflict(r) => conflict = Some(r),
                 }
-                out.emit(enc.quad(&q, &mut scope, quads)).map_err(|e| {
-                    sh.fail(LoadError::from_output_io("spilling", e));
-                    Stop
-                })
+                Ok(())
             },
             &mut *on_reject,
         );

@@ -20,18 +20,20 @@ use extsort::SpillDir;
 use rdf_input::term_rules::WarningKind;
 use rdf_input::{BlankLabels, Chunk, InputFile, Rejected, TerseChunk};
 
+use bulkload_monitor::progress::{Phase, Progress};
+use bulkload_storage::checkpoint::{LogState, ParseState, PartialParse, RejectState};
+use bulkload_storage::dict::Dictionary;
+use bulkload_storage::encode::{BlankScope, Encoded, Encoder, FastEncoder};
+use bulkload_storage::failpoint::crash_point;
+use bulkload_storage::tuples::TupleLog;
+use bulkload_storage::unreadable;
+use bulkload_storage::warnings::{find_term, written_term, Tally, WarningExample, Warnings};
+
 use crate::budget::CHUNK_BYTES;
 use crate::build::{save_checkpoint, Build};
-use crate::checkpoint::{LogState, ParseState, PartialParse, RejectState};
-use crate::dict::Dictionary;
-use crate::encode::{BlankScope, Encoded, Encoder, FastEncoder};
 use crate::error::LoadError;
-use crate::failpoint::crash_point;
 use crate::input::RawDigest;
 use crate::options::{LoadOptions, OnError};
-use crate::progress::{Phase, Progress};
-use crate::tuples::TupleLog;
-use crate::warnings::{find_term, written_term, Tally, WarningExample, Warnings};
 
 use lines::parse_lines_job;
 use read::produce;
@@ -101,8 +103,8 @@ struct ParseShared<'a> {
     resumed: &'a PartialParse,
     chunks_done: HashSet<(usize, u64)>,
     snapshots: Snapshots,
-    /// RDF 1.2 directional literals seen, per node key (see crate::rdf12).
-    directions: crate::rdf12::Directions,
+    /// RDF 1.2 directional literals seen, per node key (see bulkload_storage::rdf12).
+    directions: bulkload_storage::rdf12::Directions,
 }
 
 /// Partial checkpoints of a parse under way: the coordinator asks for a generation; each
@@ -137,7 +139,7 @@ impl ParseShared<'_> {
         self.cancelled.store(true, Ordering::SeqCst);
     }
     fn skipped(&self, file: usize, seq: u64) -> bool {
-        if self.cancelled.load(Ordering::Relaxed) || self.opts.interrupt.load(Ordering::Relaxed) {
+        if self.stopping() {
             return true;
         }
         matches!(*self.stop_at.lock().expect("stop"), Some(at) if (file, seq) > at)
@@ -172,7 +174,11 @@ impl ParseShared<'_> {
 
     /// The partial checkpoint of the work the workers published (generation `generation`
     /// or their last), on top of what the resumed run had done.
-    fn partial(&self, slots: &[WorkerSnapshot], dictionary: Vec<crate::checkpoint::ShardState>) -> PartialParse {
+    fn partial(
+        &self,
+        slots: &[WorkerSnapshot],
+        dictionary: Vec<bulkload_storage::checkpoint::ShardState>,
+    ) -> PartialParse {
         let mut p = self.resumed.clone();
         p.dictionary = dictionary;
         let digests: Vec<Option<String>> = self.digests.iter().map(|d| d.lock().expect("digest").md5.clone()).collect();
@@ -199,8 +205,39 @@ impl ParseShared<'_> {
         p
     }
 
+    /// A load stopping: another worker failed, or a signal came.
+    fn stopping(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed) || self.opts.interrupt.load(Ordering::Relaxed)
+    }
+
+    /// Stores a statement of `file` that the full parser gave, unless a literal in it is
+    /// one Jena could not read back or its direction conflicts with an earlier one: those
+    /// go back to the caller, which knows how to place them (`locate` gives the line, column
+    /// and text of a suffix where the statement is).
+    fn store_parsed(
+        &self,
+        q: &rdf_input::oxrdf::Quad,
+        file: usize,
+        locate: impl FnOnce(&str) -> (u64, u64, String),
+        enc: &mut Encoder<'_>,
+        scope: &mut BlankScope,
+        out: &mut WorkerOutput,
+    ) -> Result<ParsedQuad, Stop> {
+        if let Err(r) = unreadable::check_quad(q) {
+            return Ok(ParsedQuad::Refused(r));
+        }
+        if let Some(r) = self.direction_conflict(q, file, locate) {
+            return Ok(ParsedQuad::Conflict(r));
+        }
+        out.emit(enc.quad(q, scope, self.files[file].syntax.has_graphs())).map_err(|e| {
+            self.fail(LoadError::from_output_io("spilling", e));
+            Stop
+        })?;
+        Ok(ParsedQuad::Stored)
+    }
+
     /// A statement whose directional literal Jena could not keep apart from another
-    /// (crate::rdf12): the reject at its own position, or `None` when it may be stored (in
+    /// (bulkload_storage::rdf12): the reject at its own position, or `None` when it may be stored (in
     /// strict mode a conflict found here but located at the other statement is recorded
     /// as that statement's error).
     fn direction_conflict(
@@ -209,7 +246,7 @@ impl ParseShared<'_> {
         file: usize,
         locate: impl FnOnce(&str) -> (u64, u64, String),
     ) -> Option<Rejected> {
-        let (key, dir, shown) = crate::rdf12::directional_object(q)?;
+        let (key, dir, shown) = bulkload_storage::rdf12::directional_object(q)?;
         let suffix = shown.rsplit_once('@').map_or(String::new(), |(_, s)| format!("@{s}"));
         let (line, column, text) = locate(&suffix);
         let at = (file, line, column);
@@ -279,6 +316,15 @@ impl WorkerOutput {
 }
 
 struct Stop;
+
+/// What became of a statement the full parser gave ([`ParseShared::store_parsed`]).
+enum ParsedQuad {
+    Stored,
+    /// A literal Jena could not read back.
+    Refused(unreadable::Refused),
+    /// A direction conflicting with an earlier one for the same literal.
+    Conflict(Rejected),
+}
 
 fn example(
     sh: &ParseShared<'_>,
@@ -757,7 +803,7 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
         resumed = PartialParse { whole_files, ..PartialParse::default() };
         save_partial(resumed.clone())?;
         b.spill
-            .remove_all_but(&[crate::checkpoint::CHECKPOINT_FILE])
+            .remove_all_but(&[bulkload_storage::checkpoint::CHECKPOINT_FILE])
             .map_err(|e| LoadError::from_output_io("discarding the parse's work files", e))?;
         progress.restart_parse();
         let path = b.files[file].path.display().to_string();
@@ -766,11 +812,12 @@ pub(crate) fn run(b: &mut Build<'_>) -> Result<ParseState, LoadError> {
              boundary the scanner and the parser disagree on; please report it): the parse starts over with that file \
              parsed sequentially"
         );
-        let json = crate::events::JsonEvent::ParseRestarted { path, line, message: message.clone() }.json_line();
+        let json =
+            bulkload_monitor::events::JsonEvent::ParseRestarted { path, line, message: message.clone() }.json_line();
         progress.note(json, format!("warning: {message}"));
     };
     if !p.warnings.counts.is_empty() {
-        let json = crate::events::JsonEvent::Warnings {
+        let json = bulkload_monitor::events::JsonEvent::Warnings {
             counts: p.warnings.counts.clone(),
             examples: p.warnings.examples.clone(),
         }

@@ -6,11 +6,12 @@ use std::sync::atomic::Ordering;
 use rdf_input::fastline::FastStatement;
 use rdf_input::{parse_chunk, parse_terse_from, ChunkEnd, Rejected, TerseChunk};
 
-use super::{blank_scope, ParseShared, Stop, WorkerOutput};
-use crate::encode::{Encoder, FastEncoder};
+use bulkload_storage::encode::{Encoder, FastEncoder};
+use bulkload_storage::unreadable;
+
+use super::{blank_scope, ParseShared, ParsedQuad, Stop, WorkerOutput};
 use crate::error::LoadError;
 use crate::options::OnError;
-use crate::unreadable;
 
 /// Parses one chunk of a Turtle/TriG file; true when it is done. A chunk that the parser
 /// does not end where the splitter cut it (`ChunkEnd::Dirty`) stops the phase: in strict
@@ -39,31 +40,33 @@ pub(super) fn parse_terse_chunk(
         f.syntax.has_graphs(),
         chunk,
         &mut |q| {
-            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
+            if sh.stopping() {
                 return Err(Stop);
-            }
-            if let Err(r) = unreadable::check_quad(&q) {
-                refused.push(r);
-                return if strict { Err(Stop) } else { Ok(()) };
             }
             let locate = |suffix: &str| {
                 let mut w = window.borrow_mut();
                 let w = w.get_or_insert_with(|| {
-                    crate::rdf12::ReadWindow::over(&chunk.data, chunk.start.position, chunk.start.offset)
+                    bulkload_storage::rdf12::ReadWindow::over(&chunk.data, chunk.start.position, chunk.start.offset)
                 });
                 w.locate(suffix)
             };
-            if let Some(r) = sh.direction_conflict(&q, file, locate) {
-                return (on_reject.borrow_mut())(r);
+            let parsed = sh.store_parsed(&q, file, locate, enc, &mut scope.borrow_mut(), &mut out.borrow_mut())?;
+            match parsed {
+                ParsedQuad::Stored => Ok(()),
+                ParsedQuad::Refused(r) => {
+                    refused.push(r);
+                    if strict {
+                        Err(Stop)
+                    } else {
+                        Ok(())
+                    }
+                }
+                ParsedQuad::Conflict(r) => (on_reject.borrow_mut())(r),
             }
-            out.borrow_mut().emit(enc.quad(&q, &mut scope.borrow_mut(), f.syntax.has_graphs())).map_err(|e| {
-                sh.fail(LoadError::from_output_io("spilling", e));
-                Stop
-            })
         },
         &mut |r| (on_reject.borrow_mut())(r),
         Some(&mut |st: &[FastStatement<'_>]| {
-            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
+            if sh.stopping() {
                 return Err(Stop);
             }
             let encoded = match fast.statements(st, &mut scope.borrow_mut(), f.syntax.has_graphs()) {
@@ -92,7 +95,9 @@ pub(super) fn parse_terse_chunk(
     }
     // Tests force a wrong cut (failpoint.rs): real input gives none to test with.
     let res = match res {
-        Ok(ChunkEnd::Clean) if crate::failpoint::forced("parse.terse_dirty", chunk.seq) => Ok(ChunkEnd::Dirty),
+        Ok(ChunkEnd::Clean) if bulkload_storage::failpoint::forced("parse.terse_dirty", chunk.seq) => {
+            Ok(ChunkEnd::Dirty)
+        }
         res => res,
     };
     match res {

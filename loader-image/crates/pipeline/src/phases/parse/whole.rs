@@ -1,15 +1,13 @@
 //! The parse job of a whole file: RDF/XML, or Turtle/TriG whose split was wrong.
 
-use std::sync::atomic::Ordering;
-
 use rdf_input::{parse_file, Rejected};
 
-use super::{blank_scope, file_base_iri, ParseShared, Stop, WorkerOutput};
-use crate::encode::Encoder;
-use crate::error::LoadError;
+use bulkload_storage::encode::Encoder;
+use bulkload_storage::unreadable;
+
+use super::{blank_scope, file_base_iri, ParseShared, ParsedQuad, Stop, WorkerOutput};
 use crate::input::{open_input, ReadAhead};
 use crate::options::OnError;
-use crate::unreadable;
 
 /// Parses a file whole (RDF/XML, or Turtle/TriG whose split was wrong); whether it is done,
 /// or `None` when it could not be opened (the phase fails).
@@ -33,28 +31,30 @@ pub(super) fn parse_whole_job(
     let mut scope = blank_scope(file, f);
     let base = sh.opts.base.clone().unwrap_or_else(|| file_base_iri(&f.path));
     let mut refused = Vec::new();
-    let window = crate::rdf12::ReadWindow::shared();
-    let reader = crate::rdf12::WindowTee { inner: reader, window: window.clone() };
+    let window = bulkload_storage::rdf12::ReadWindow::shared();
+    let reader = bulkload_storage::rdf12::WindowTee { inner: reader, window: window.clone() };
     let on_reject = std::cell::RefCell::new(on_reject);
     let res = parse_file(
         f.syntax,
         reader,
         Some(&base),
         |q| {
-            if sh.cancelled.load(Ordering::Relaxed) || sh.opts.interrupt.load(Ordering::Relaxed) {
+            if sh.stopping() {
                 return Err(Stop);
             }
-            if let Err(r) = unreadable::check_quad(&q) {
-                refused.push(r);
-                return if strict { Err(Stop) } else { Ok(()) };
+            let locate = |suffix: &str| window.borrow_mut().locate(suffix);
+            match sh.store_parsed(&q, file, locate, enc, &mut scope, out)? {
+                ParsedQuad::Stored => Ok(()),
+                ParsedQuad::Refused(r) => {
+                    refused.push(r);
+                    if strict {
+                        Err(Stop)
+                    } else {
+                        Ok(())
+                    }
+                }
+                ParsedQuad::Conflict(r) => (on_reject.borrow_mut())(r),
             }
-            if let Some(r) = sh.direction_conflict(&q, file, |suffix| window.borrow_mut().locate(suffix)) {
-                return (on_reject.borrow_mut())(r);
-            }
-            out.emit(enc.quad(&q, &mut scope, f.syntax.has_graphs())).map_err(|e| {
-                sh.fail(LoadError::from_output_io("spilling", e));
-                Stop
-            })
         },
         |r| (on_reject.borrow_mut())(r),
     );

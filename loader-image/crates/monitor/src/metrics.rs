@@ -17,7 +17,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::error::LoadError;
 use crate::progress::{index_names, Phase, Progress};
 
 type Labels = Vec<(String, String)>;
@@ -172,6 +171,14 @@ impl Metrics {
     }
 }
 
+/// The metrics server cannot take its address (a usage error of the load).
+#[derive(Debug, thiserror::Error)]
+#[error("--metrics-addr {addr}: cannot listen: {reason}")]
+pub struct CannotListen {
+    addr: SocketAddr,
+    reason: String,
+}
+
 /// The HTTP server behind `--metrics-addr`.
 pub struct MetricsServer {
     stop: Arc<AtomicBool>,
@@ -180,9 +187,8 @@ pub struct MetricsServer {
 
 impl MetricsServer {
     /// Listens on `addr` (before the load starts, so a taken port fails fast).
-    pub fn start(addr: SocketAddr, progress: Arc<Progress>) -> Result<MetricsServer, LoadError> {
-        let server = tiny_http::Server::http(addr)
-            .map_err(|e| LoadError::Usage(format!("--metrics-addr {addr}: cannot listen: {e}")))?;
+    pub fn start(addr: SocketAddr, progress: Arc<Progress>) -> Result<MetricsServer, CannotListen> {
+        let server = tiny_http::Server::http(addr).map_err(|e| CannotListen { addr, reason: e.to_string() })?;
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = stop.clone();
         let thread = std::thread::Builder::new()

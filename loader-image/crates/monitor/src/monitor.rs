@@ -3,14 +3,49 @@
 //! Prometheus metrics server (crate::metrics). Each reads crate::progress.
 
 use std::io::IsTerminal;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::LoadError;
-use crate::metrics::MetricsServer;
-use crate::options::{MonitorOptions, ProgressStyle};
+use crate::metrics::{CannotListen, MetricsServer};
 use crate::progress::Progress;
 use crate::{progress_bar, progress_json};
+
+/// How progress is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ProgressStyle {
+    /// Bars when stderr is a terminal, JSON lines otherwise.
+    #[default]
+    Auto,
+    Bars,
+    Json,
+    /// Nothing (library use).
+    Off,
+}
+
+/// What a load shows while it runs.
+#[derive(Clone, Debug)]
+pub struct MonitorOptions {
+    pub style: ProgressStyle,
+    /// Between two JSON progress lines.
+    pub interval: Duration,
+    /// Serve Prometheus metrics at `http://ADDR/metrics` while the load runs.
+    pub metrics_addr: Option<SocketAddr>,
+    /// Keep serving them this long after the load ends (until a signal comes), so that a
+    /// scrape sees the final figures of a load shorter than a scrape interval.
+    pub metrics_linger: Duration,
+}
+
+impl Default for MonitorOptions {
+    fn default() -> Self {
+        MonitorOptions {
+            style: ProgressStyle::Auto,
+            interval: Duration::from_secs(10),
+            metrics_addr: None,
+            metrics_linger: Duration::ZERO,
+        }
+    }
+}
 
 /// The renderers of one load: a reporter thread (bars or JSON lines) and the metrics
 /// server. [`Monitor::finish`] stops the reporter, which prints the per-phase summary.
@@ -21,7 +56,7 @@ pub struct Monitor {
 }
 
 impl Monitor {
-    pub fn start(opts: &MonitorOptions, progress: Arc<Progress>) -> Result<Monitor, LoadError> {
+    pub fn start(opts: &MonitorOptions, progress: Arc<Progress>) -> Result<Monitor, CannotListen> {
         let metrics = match opts.metrics_addr {
             Some(addr) => Some(MetricsServer::start(addr, progress.clone())?),
             None => None,

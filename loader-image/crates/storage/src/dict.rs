@@ -43,7 +43,7 @@ const RECORD_HEADER: u64 = 16 + 8 + 4;
 
 /// A provisional id: `(sequence within shard) << SHARD_BITS | shard`; always < 2^63, so
 /// it never collides with an inline NodeId (bit 63 set) in the same tuple column.
-pub type ProvId = u64;
+pub(crate) type ProvId = u64;
 
 struct Shard {
     table: TermTable,
@@ -255,13 +255,15 @@ impl Dictionary {
     }
 
     /// The id of the term with these stored bytes (as `tdb2::term::encode_term` writes them),
-    /// inserting it if it is new.
-    pub fn intern(&self, bytes: &[u8]) -> io::Result<ProvId> {
+    /// inserting it if it is new. (The encoder hashes once for its own cache and calls
+    /// [`intern_hashed`](Self::intern_hashed).)
+    #[cfg(test)]
+    pub(crate) fn intern(&self, bytes: &[u8]) -> io::Result<ProvId> {
         self.intern_hashed(bytes, self.hasher.hash_one(bytes))
     }
 
-    /// [`intern`](Self::intern) with the hash already computed.
-    pub fn intern_hashed(&self, bytes: &[u8], h: u64) -> io::Result<ProvId> {
+    /// The id of the term with these stored bytes and hash, inserting it if it is new.
+    pub(crate) fn intern_hashed(&self, bytes: &[u8], h: u64) -> io::Result<ProvId> {
         let shard_no = (h >> (64 - SHARD_BITS)) as usize;
         let mut guard = self.shards[shard_no].lock().expect("dictionary shard poisoned");
         let sh = &mut *guard;
@@ -456,17 +458,6 @@ impl Dictionary {
     /// Entries written to spill runs so far.
     pub fn spilled_entries(&self) -> u64 {
         self.spilled.load(Ordering::Relaxed)
-    }
-
-    /// Provisional ids handed out (distinct terms, counting a term again after a spill).
-    pub fn ids_assigned(&self) -> u64 {
-        self.shards
-            .iter()
-            .map(|s| {
-                let s = s.lock().expect("shard");
-                s.base + s.len() as u64
-            })
-            .sum()
     }
 
     /// Consumes the dictionary into its terms, ready to be merged in MD5-key order (the

@@ -41,7 +41,7 @@ fn owned_literal(l: &Literal) -> DecodedTerm {
 }
 
 /// A triple term with blank-node labels made as for top-level blank nodes of the same file.
-pub(crate) fn owned_triple(t: &Triple, scope: &mut BlankScope) -> DecodedTerm {
+pub fn owned_triple(t: &Triple, scope: &mut BlankScope) -> DecodedTerm {
     let mut label = String::new();
     let s = match &t.subject {
         NamedOrBlankNode::NamedNode(n) => DecodedTerm::Iri(n.as_str().to_owned()),
@@ -78,7 +78,7 @@ impl Encoder<'_> {
 }
 
 /// The object of a statement if it is a directional literal: its node key and direction.
-pub(crate) fn directional_object(q: &Quad) -> Option<([u8; 16], BaseDirection, String)> {
+pub fn directional_object(q: &Quad) -> Option<([u8; 16], BaseDirection, String)> {
     let RdfTerm::Literal(l) = &q.object else { return None };
     let (lang, dir) = (l.language()?, l.direction()?);
     let lang = lang_of(lang);
@@ -88,7 +88,7 @@ pub(crate) fn directional_object(q: &Quad) -> Option<([u8; 16], BaseDirection, S
 }
 
 /// Where a statement is: (file index, line, column).
-pub(crate) type At = (usize, u64, u64);
+pub type At = (usize, u64, u64);
 
 /// One node key of a directional literal: the earliest position seen per direction, and
 /// which direction was registered first (in processing order).
@@ -100,12 +100,12 @@ struct Seen {
 
 /// The directions seen per node key, shared by all parse workers.
 #[derive(Default)]
-pub(crate) struct Directions {
+pub struct Directions {
     seen: Mutex<HashMap<[u8; 16], Seen>>,
 }
 
 /// A statement whose directional literal Jena's node table cannot hold apart from another.
-pub(crate) struct Conflict {
+pub struct Conflict {
     /// Where to report it: for strict mode the later of this occurrence and the other
     /// direction's earliest one (the minimum over all reports is the first statement that
     /// brings the second direction, whichever order the workers ran in).
@@ -118,14 +118,7 @@ impl Directions {
     /// Strict mode: every statement that meets the other direction of its key reports (see
     /// [`Conflict::at`]). Skip mode: the direction recorded first keeps the key, and every
     /// statement with the other one is a conflict (and is not stored).
-    pub(crate) fn observe(
-        &self,
-        key: [u8; 16],
-        dir: BaseDirection,
-        shown: &str,
-        at: At,
-        strict: bool,
-    ) -> Option<Conflict> {
+    pub fn observe(&self, key: [u8; 16], dir: BaseDirection, shown: &str, at: At, strict: bool) -> Option<Conflict> {
         let mut seen = self.seen.lock().expect("directions");
         let e = seen.entry(key).or_insert(Seen { first: dir, ltr: None, rtl: None });
         let (mine, other) = match dir {
@@ -157,7 +150,7 @@ impl Directions {
 }
 
 /// The 1-based column (in code points) of the directional suffix in a line, else 1.
-pub(crate) fn column_in_line(line: &str, lang_and_dir: &str) -> u64 {
+pub fn column_in_line(line: &str, lang_and_dir: &str) -> u64 {
     let lower = line.to_ascii_lowercase();
     let needle = lang_and_dir.to_ascii_lowercase();
     match lower.find(&needle) {
@@ -174,7 +167,7 @@ pub(crate) fn column_in_line(line: &str, lang_and_dir: &str) -> u64 {
 /// position for a good statement): the last bytes read and the lines before them. Every
 /// directional literal the parser returns as an object is located, in order, as the next
 /// occurrence of its `@lang--dir` after the previous one's.
-pub(crate) struct ReadWindow {
+pub struct ReadWindow {
     bytes: Vec<u8>,
     /// Newlines before `bytes`.
     lines_before: u64,
@@ -190,13 +183,13 @@ const WINDOW_KEEP: usize = 64 << 10;
 const READ_CAP: usize = 4096;
 
 /// A reader that keeps a [`ReadWindow`] of what went through it.
-pub(crate) struct WindowTee<R> {
+pub struct WindowTee<R> {
     pub inner: R,
     pub window: std::rc::Rc<std::cell::RefCell<ReadWindow>>,
 }
 
 impl ReadWindow {
-    pub(crate) fn shared() -> std::rc::Rc<std::cell::RefCell<ReadWindow>> {
+    pub fn shared() -> std::rc::Rc<std::cell::RefCell<ReadWindow>> {
         std::rc::Rc::new(std::cell::RefCell::new(ReadWindow {
             bytes: Vec::new(),
             lines_before: 0,
@@ -207,7 +200,7 @@ impl ReadWindow {
     }
 
     /// A window over a whole chunk that starts at `at`, byte `offset` of the input.
-    pub(crate) fn over(bytes: &[u8], at: rdf_input::Position, offset: u64) -> ReadWindow {
+    pub fn over(bytes: &[u8], at: rdf_input::Position, offset: u64) -> ReadWindow {
         ReadWindow {
             bytes: bytes.to_vec(),
             lines_before: at.line - 1,
@@ -219,7 +212,7 @@ impl ReadWindow {
 
     /// The line, column and text of the next occurrence of `needle` (ASCII case-insensitive)
     /// after the previous one located (else the last one read); line 0 when it is not there.
-    pub(crate) fn locate(&mut self, needle: &str) -> (u64, u64, String) {
+    pub fn locate(&mut self, needle: &str) -> (u64, u64, String) {
         let hay = self.bytes.to_ascii_lowercase();
         let needle = needle.to_ascii_lowercase();
         let from = (self.cursor.saturating_sub(self.start) as usize).min(hay.len());

@@ -44,7 +44,7 @@ pub enum BlankScope {
 }
 
 impl BlankScope {
-    pub(crate) fn label(&mut self, raw: &str, out: &mut String) {
+    pub fn label(&mut self, raw: &str, out: &mut String) {
         let mut h = Md5::new();
         match self {
             BlankScope::Labels { scope } => {
@@ -80,7 +80,7 @@ pub struct Encoder<'d> {
     /// keeps them: a hit takes no lock.
     cache: Vec<CachedTerm>,
     /// Warnings of the terms encoded (crate::warnings).
-    pub(crate) tally: Tally,
+    pub tally: Tally,
 }
 
 /// The warning a stored term earns (its IRI, language tag or datatype), judged once per
@@ -261,7 +261,7 @@ pub struct FastEncoder<'d> {
     cache: Vec<CachedTerm>,
     encoded: Vec<Encoded>,
     /// Warnings of the statements encoded (crate::warnings).
-    pub(crate) tally: Tally,
+    pub tally: Tally,
 }
 
 fn slot_term<'a>(t: &TermSlice<'a>, text: &'a str) -> Term<'a> {

@@ -8,6 +8,7 @@
 //! the debris of an unfinished phase and is removed.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -20,6 +21,35 @@ use crate::tuples::Logged;
 
 pub const CHECKPOINT_FILE: &str = "checkpoint.json";
 const SAMPLE: u64 = 1 << 20;
+
+/// The last step a checkpoint records as completed ([`Checkpoint::last_step`]); shown as
+/// messages and the build report's `resumed_after` name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Start,
+    /// Part of the parse phase (a partial checkpoint), this many statements.
+    ParsePartial {
+        statements: u64,
+    },
+    Parse,
+    Nodes,
+    /// The indexes completed so far, by name.
+    Indexes(Vec<String>),
+    Finish,
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::Start => f.write_str("start"),
+            Step::ParsePartial { statements } => write!(f, "parse (partial: {statements} statements)"),
+            Step::Parse => f.write_str("parse"),
+            Step::Nodes => f.write_str("nodes"),
+            Step::Indexes(names) => write!(f, "indexes ({})", names.join(", ")),
+            Step::Finish => f.write_str("finish"),
+        }
+    }
+}
 
 /// What makes two runs "the same load": the inputs (path, size, modification time, MD5 of
 /// their first and last MiB) and the options that change the database. Threads, memory
@@ -49,9 +79,9 @@ fn jena_5() -> String {
 pub struct InputIdentity {
     pub path: String,
     pub bytes: u64,
-    pub modified_ns: u128,
+    pub(crate) modified_ns: u128,
     /// MD5 of the first and the last MiB (the whole file when smaller).
-    pub sample_md5: String,
+    pub(crate) sample_md5: String,
 }
 
 impl InputIdentity {
@@ -137,7 +167,7 @@ impl BuildIdentity {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LogState {
     pub file: Option<String>,
-    pub file_bytes: u64,
+    pub(crate) file_bytes: u64,
     pub tuples: u64,
 }
 
@@ -215,7 +245,7 @@ pub struct PartialParse {
     pub files_done: BTreeMap<usize, Option<String>>,
     /// Turtle/TriG inputs to parse whole, sequentially, instead of split: those whose split
     /// a worker found cut wrongly in skip mode, which made the parse phase start over
-    /// (crate::phases::parse::run). Kept so that a resumed parse makes the same choice.
+    /// (bulkload-pipeline's parse phase). Kept so that a resumed parse makes the same choice.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub whole_files: BTreeSet<usize>,
     /// Prefix declarations of the Turtle/TriG inputs parsed, in input order.
@@ -286,20 +316,20 @@ impl Checkpoint {
         }
     }
 
-    /// The last completed step, for messages.
-    pub fn last_step(&self) -> String {
+    /// The last completed step.
+    pub fn last_step(&self) -> Step {
         if self.finished {
-            "finish".into()
+            Step::Finish
         } else if !self.indexes.is_empty() {
-            format!("indexes ({})", self.indexes.keys().cloned().collect::<Vec<_>>().join(", "))
+            Step::Indexes(self.indexes.keys().cloned().collect())
         } else if self.nodes.is_some() {
-            "nodes".into()
+            Step::Nodes
         } else if self.parse.is_some() {
-            "parse".into()
+            Step::Parse
         } else if let Some(p) = &self.parse_partial {
-            format!("parse (partial: {} statements)", p.statements)
+            Step::ParsePartial { statements: p.statements }
         } else {
-            "start".into()
+            Step::Start
         }
     }
 

@@ -22,13 +22,13 @@ pub(crate) fn readable(lexical: &str, datatype: &str) -> bool {
 }
 
 /// A refused literal: its lexical form and why.
-pub(crate) struct Refused {
-    pub lexical: String,
+pub struct Refused {
+    pub(crate) lexical: String,
     pub why: Unreadable,
 }
 
 /// The statement's literal that Jena cannot read back, if any.
-pub(crate) fn check_quad(q: &Quad) -> Result<(), Refused> {
+pub fn check_quad(q: &Quad) -> Result<(), Refused> {
     check_term(&q.object)
 }
 
@@ -64,7 +64,7 @@ fn quote_column(line: &str, lexical: &str) -> Option<u64> {
 }
 
 /// The reject of an N-Triples/N-Quads line whose statement holds a refused literal.
-pub(crate) fn line_reject(line: &[u8], line_no: u64, refused: Refused) -> Rejected {
+pub fn line_reject(line: &[u8], line_no: u64, refused: Refused) -> Rejected {
     let text = String::from_utf8_lossy(line).trim_end_matches('\r').to_string();
     let column = quote_column(&text, &refused.lexical).unwrap_or(1);
     Rejected {
@@ -79,13 +79,13 @@ pub(crate) fn line_reject(line: &[u8], line_no: u64, refused: Refused) -> Reject
 /// Rejects for the refused literals of a Turtle/TriG file, in the order the parser gave them:
 /// each is placed at the next occurrence of its quoted lexical form (at or after the previous
 /// one's). One not found (written with escapes, say) is placed where the search stands.
-pub(crate) fn locate(file: &InputFile, refused: Vec<Refused>) -> io::Result<Vec<Rejected>> {
+pub fn locate(file: &InputFile, refused: Vec<Refused>) -> io::Result<Vec<Rejected>> {
     let reader = BufReader::with_capacity(1 << 20, rdf_input::open_decompressed(&file.path, file.compression)?);
     locate_from(reader, Position { line: 1, column: 1 }, refused)
 }
 
 /// [`locate`] in one chunk of a Turtle/TriG file, which starts at `at`.
-pub(crate) fn locate_in(chunk: &[u8], at: Position, refused: Vec<Refused>) -> Vec<Rejected> {
+pub fn locate_in(chunk: &[u8], at: Position, refused: Vec<Refused>) -> Vec<Rejected> {
     locate_from(chunk, at, refused).expect("reading a byte slice")
 }
 

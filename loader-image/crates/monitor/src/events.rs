@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 /// Every event, with its fields; `event` is the variant's snake_case name.
 #[derive(Debug, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
-pub(crate) enum JsonEvent {
+pub enum JsonEvent {
     /// The plan check's estimate and verdict, before the build starts.
     Plan(Map<String, Value>),
     /// The numbers of the current phase (crate::progress::Snapshot).
@@ -25,12 +25,15 @@ pub(crate) enum JsonEvent {
     PlanOff { planned_statements: u64, statements: u64, final_count: bool, message: String },
     /// A worker found a chunk of the Turtle/TriG input `path` (starting at `line`) cut wrongly
     /// by the splitter, so the parse phase's output was discarded and the phase starts over
-    /// with that file parsed whole, sequentially (crate::phases::parse::run).
+    /// with that file parsed whole, sequentially (bulkload-pipeline's parse phase).
     ParseRestarted { path: String, line: u64, message: String },
-    /// The parse phase kept terms with a warning (crate::warnings): counts per kind and the
+    /// The parse phase kept terms with a warning (bulkload_storage::warnings): counts per kind and the
     /// first few occurrences of each kind (as the build report's `warnings` and
     /// `warning_examples`). Once per load, when there are any.
-    Warnings { counts: std::collections::BTreeMap<String, u64>, examples: Vec<crate::warnings::WarningExample> },
+    Warnings {
+        counts: std::collections::BTreeMap<String, u64>,
+        examples: Vec<bulkload_storage::warnings::WarningExample>,
+    },
     /// The load resumes an earlier run's checkpoint.
     Resuming { path: String, message: String },
     /// The load stopped; its work is kept for a rerun.
@@ -43,7 +46,7 @@ pub(crate) enum JsonEvent {
 
 impl JsonEvent {
     /// The JSON line, stamped now.
-    pub(crate) fn json_line(&self) -> String {
+    pub fn json_line(&self) -> String {
         self.json_line_at(SystemTime::now())
     }
 
@@ -55,7 +58,7 @@ impl JsonEvent {
 }
 
 /// The fields of a JSON object (`json!({...})`), for the events that carry a map.
-pub(crate) fn fields(v: Value) -> Map<String, Value> {
+pub fn fields(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
         other => panic!("event fields must be an object, not {other}"),

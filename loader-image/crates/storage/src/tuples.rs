@@ -95,7 +95,7 @@ impl<const N: usize> Logged<N> {
         self.file.as_deref()
     }
 
-    pub fn file_bytes(&self) -> u64 {
+    pub(crate) fn file_bytes(&self) -> u64 {
         self.file_bytes
     }
 

@@ -10,7 +10,7 @@ use rdf_input::term_rules::{judge_iri, lang_tag_grammar, Verdict, WarningKind};
 use serde::{Deserialize, Serialize};
 
 /// Examples kept per kind.
-pub const EXAMPLES_PER_KIND: usize = 5;
+pub(crate) const EXAMPLES_PER_KIND: usize = 5;
 
 /// The report's `warnings` and `warning_examples` (docs/fidelity.md).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,7 +90,7 @@ impl Warnings {
 /// The warnings of a worker's current job: counts, and the first terms of each kind still
 /// to be given a position.
 #[derive(Default)]
-pub(crate) struct Tally {
+pub struct Tally {
     pub counts: [u64; 2],
     pub pending: Vec<(WarningKind, String)>,
 }
@@ -141,7 +141,7 @@ pub(crate) fn lang_warning(tag: &str) -> Result<Option<WarningKind>, ()> {
 /// Column (1-based, in characters) where `term` (of `kind`) is written in `text`, searched
 /// from byte `from`: the `@` of a language tag, the `<` of an IRI (or, for an IRI written
 /// as a prefixed name, the start of its local part). The byte offset found, if any.
-pub(crate) fn find_term(text: &str, from: usize, kind: WarningKind, term: &str) -> Option<usize> {
+pub fn find_term(text: &str, from: usize, kind: WarningKind, term: &str) -> Option<usize> {
     let hay = text.get(from..)?;
     let found = match kind {
         // The tag may have been formatted already (Jena's case): ASCII case-blind.
@@ -156,7 +156,7 @@ pub(crate) fn find_term(text: &str, from: usize, kind: WarningKind, term: &str) 
 
 /// The term as written at `off` (where [`find_term`] found it): a language tag in its
 /// written case.
-pub(crate) fn written_term(text: &str, off: usize, kind: WarningKind, term: String) -> String {
+pub fn written_term(text: &str, off: usize, kind: WarningKind, term: String) -> String {
     match kind {
         WarningKind::LanguageTag => text.get(off + 1..off + 1 + term.len()).map_or(term, str::to_string),
         WarningKind::Iri => term,

@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 use extsort::SpillDir;
 use tdb2::{QUAD_INDEXES, TRIPLE_INDEXES};
 
+use bulkload_storage::failpoint::crash_point;
+
 use crate::events::JsonEvent;
-use crate::failpoint::crash_point;
 
 /// How far off the plan's statement estimate may be before the load says so
 /// ([`Progress::check_plan`], event `plan_off`): what `plan` aims for on a dump whose start is
@@ -40,9 +41,6 @@ pub enum Phase {
     /// Over (successfully or not).
     Done = 5,
 }
-
-/// The phases that the build report times (`timer.lap` names), in order.
-pub const TIMED_PHASES: [Phase; 4] = [Phase::Parse, Phase::Nodes, Phase::Indexes, Phase::Finish];
 
 impl Phase {
     pub fn name(self) -> &'static str {
@@ -71,7 +69,7 @@ impl Phase {
 }
 
 /// Names of the indexes in the order of [`Progress::index_records`].
-pub fn index_names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn index_names() -> impl Iterator<Item = &'static str> {
     TRIPLE_INDEXES.iter().map(|(n, _)| *n).chain(QUAD_INDEXES.iter().map(|(n, _)| *n))
 }
 const INDEXES: usize = TRIPLE_INDEXES.len() + QUAD_INDEXES.len();
@@ -80,7 +78,7 @@ const INDEXES: usize = TRIPLE_INDEXES.len() + QUAD_INDEXES.len();
 /// without contending.
 #[derive(Default)]
 #[repr(align(64))]
-pub struct PaddedCounter(pub AtomicU64);
+pub(crate) struct PaddedCounter(pub AtomicU64);
 
 /// Something that happened, for renderers that must see every phase.
 #[derive(Clone, Debug)]
@@ -96,11 +94,11 @@ pub struct Progress {
     /// Compressed input bytes read so far (shared with the input readers).
     pub bytes_read: Arc<AtomicU64>,
     /// Compressed size of all inputs.
-    pub bytes_total: AtomicU64,
+    pub(crate) bytes_total: AtomicU64,
     /// Statements parsed (before duplicates collapse).
     pub statements: AtomicU64,
     pub rejects: AtomicU64,
-    /// Terms kept with a warning so far (crate::warnings), of the completed parse jobs.
+    /// Terms kept with a warning so far (bulkload_storage::warnings), of the completed parse jobs.
     pub warnings: AtomicU64,
     /// Bytes read, statements and rejects of parse passes a restart discarded: what the
     /// three above held before [`restart_parse`](Self::restart_parse) set them to 0. The
@@ -110,15 +108,15 @@ pub struct Progress {
     pub terms_written: AtomicU64,
     /// Upper bound of `terms_written` (provisional ids handed out; a term seen again after
     /// its dictionary shard spilled has two).
-    pub terms_total: AtomicU64,
+    pub(crate) terms_total: AtomicU64,
     /// Records packed per index (see [`index_names`]).
-    pub index_records: [PaddedCounter; INDEXES],
+    pub(crate) index_records: [PaddedCounter; INDEXES],
     /// Upper bound per index: tuples logged for it (before duplicates collapse).
-    pub index_expected: [AtomicU64; INDEXES],
+    pub(crate) index_expected: [AtomicU64; INDEXES],
     /// Memory the load has accounted against its budget: dictionary and tuple buffers while
     /// parsing, id remap table and sort buffers later.
     pub memory_bytes: AtomicU64,
-    pub memory_budget: AtomicU64,
+    pub(crate) memory_budget: AtomicU64,
     /// Tuple buffers of the parse phase, counted in `memory_bytes` with the dictionary.
     reserved: AtomicU64,
     spill: OnceLock<Arc<SpillDir>>,
@@ -168,7 +166,7 @@ impl Progress {
         })
     }
 
-    pub fn phase(&self) -> Phase {
+    pub(crate) fn phase(&self) -> Phase {
         Phase::from_u8(self.phase.load(Ordering::Relaxed))
     }
 
@@ -178,7 +176,7 @@ impl Progress {
     }
 
     /// Enters a phase.
-    pub fn start_phase(&self, phase: Phase) {
+    pub(crate) fn start_phase(&self, phase: Phase) {
         self.phase.store(phase as u8, Ordering::Relaxed);
         *self.phase_started.lock().expect("progress") = Instant::now();
         self.push(Event::Started(phase));
@@ -209,7 +207,7 @@ impl Progress {
     }
 
     /// Temporary disk in use now (spill files: dictionary runs, tuple logs, sort runs).
-    pub fn temp_disk_bytes(&self) -> u64 {
+    pub(crate) fn temp_disk_bytes(&self) -> u64 {
         self.spill.get().map_or(0, |s| s.bytes_in_use())
     }
 
@@ -232,7 +230,7 @@ impl Progress {
 
     /// Bytes read, statements and rejects of every parse pass, discarded ones included: what
     /// the metrics export as counters.
-    pub fn parse_work_total(&self) -> [u64; 3] {
+    pub(crate) fn parse_work_total(&self) -> [u64; 3] {
         let now = [&*self.bytes_read, &self.statements, &self.rejects].map(|a| a.load(Ordering::Relaxed));
         std::array::from_fn(|i| now[i] + self.discarded[i].load(Ordering::Relaxed))
     }
@@ -315,7 +313,7 @@ impl Progress {
     }
 
     /// Upper bounds of the records each index will get: the triples and quads logged.
-    pub fn set_index_expected(&self, triples: u64, quads: u64) {
+    pub(crate) fn set_index_expected(&self, triples: u64, quads: u64) {
         for (i, slot) in self.index_expected.iter().enumerate() {
             slot.store(if i < TRIPLE_INDEXES.len() { triples } else { quads }, Ordering::Relaxed);
         }
@@ -325,12 +323,12 @@ impl Progress {
         self.started.elapsed()
     }
 
-    pub fn phase_elapsed(&self) -> Duration {
+    pub(crate) fn phase_elapsed(&self) -> Duration {
         self.phase_started.lock().expect("progress").elapsed()
     }
 
     /// Completed phases and their seconds, in order.
-    pub fn phase_seconds(&self) -> Vec<(Phase, f64)> {
+    pub(crate) fn phase_seconds(&self) -> Vec<(Phase, f64)> {
         self.done.lock().expect("progress").clone()
     }
 
@@ -361,7 +359,7 @@ impl Progress {
     }
 
     /// A snapshot of the numbers, as the JSON progress lines and the metrics show them.
-    pub fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         let phase = self.phase();
         let bytes_read = self.bytes_read.load(Ordering::Relaxed);
         let bytes_total = self.bytes_total.load(Ordering::Relaxed);
@@ -398,32 +396,32 @@ impl Progress {
 
 /// Numbers of a moment.
 #[derive(Clone, Debug)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub phase: Phase,
     pub bytes_read: u64,
-    pub bytes_total: u64,
-    pub bytes_per_second: f64,
+    pub(crate) bytes_total: u64,
+    pub(crate) bytes_per_second: f64,
     pub statements: u64,
-    pub statements_per_second: f64,
+    pub(crate) statements_per_second: f64,
     pub rejects: u64,
     pub warnings: u64,
     pub terms_written: u64,
-    pub terms_total: u64,
-    pub index_records: [u64; INDEXES],
-    pub index_expected: [u64; INDEXES],
+    pub(crate) terms_total: u64,
+    pub(crate) index_records: [u64; INDEXES],
+    pub(crate) index_expected: [u64; INDEXES],
     pub memory_bytes: u64,
     pub memory_budget_bytes: u64,
-    pub resident_bytes: u64,
-    pub temp_disk_bytes: u64,
-    pub elapsed_seconds: f64,
+    pub(crate) resident_bytes: u64,
+    pub(crate) temp_disk_bytes: u64,
+    pub(crate) elapsed_seconds: f64,
     /// Seconds in the current phase.
-    pub phase_seconds: f64,
+    pub(crate) phase_seconds: f64,
 }
 
 impl Snapshot {
     /// The statements the whole input will give at the rate per compressed byte seen so far
     /// (parse phase). An extrapolation, as the plan's: see `Progress::check_plan`.
-    pub fn statements_expected(&self) -> Option<u64> {
+    pub(crate) fn statements_expected(&self) -> Option<u64> {
         (self.phase == Phase::Parse && self.bytes_read > 0).then(|| {
             (self.statements as f64 * self.bytes_total.max(self.bytes_read) as f64 / self.bytes_read as f64).round()
                 as u64
@@ -432,7 +430,7 @@ impl Snapshot {
 
     /// Fraction of the current phase done (0 when unknown), and the seconds it still needs
     /// at the rate so far.
-    pub fn fraction_and_eta(&self) -> (f64, Option<f64>) {
+    pub(crate) fn fraction_and_eta(&self) -> (f64, Option<f64>) {
         let (done, total) = match self.phase {
             Phase::Parse => (self.bytes_read, self.bytes_total),
             Phase::Nodes => (self.terms_written, self.terms_total),
@@ -452,7 +450,7 @@ impl Snapshot {
 /// The load's own state changes (not progress), for the renderers: a JSON line, or text
 /// on a terminal.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum StateEvent {
+pub enum StateEvent {
     Resuming,
     Resumable,
     CheckpointDiscarded,
@@ -460,7 +458,7 @@ pub(crate) enum StateEvent {
 }
 
 /// Tells the renderers about a state change of the load at `path`.
-pub(crate) fn log_event(progress: &Progress, event: StateEvent, path: &Path, message: &str) {
+pub fn log_event(progress: &Progress, event: StateEvent, path: &Path, message: &str) {
     let (path_text, message_text) = (path.display().to_string(), message.to_string());
     let e = match event {
         StateEvent::Resuming => JsonEvent::Resuming { path: path_text, message: message_text },
@@ -472,7 +470,7 @@ pub(crate) fn log_event(progress: &Progress, event: StateEvent, path: &Path, mes
 }
 
 /// Resident set size of this process now (from /proc/self/statm; 0 where unavailable).
-pub fn resident_bytes() -> u64 {
+pub(crate) fn resident_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())

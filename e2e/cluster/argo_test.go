@@ -103,6 +103,7 @@ func (s *suite) argoInstanceID(ctx context.Context, dir string) {
 	s.setArgoInstanceID(ctx, argoInstanceID)
 	t.Cleanup(func() { s.setArgoInstanceID(context.Background(), "") })
 	s.helmUpgrade(ctx, "argo.instanceID="+argoInstanceID)
+	t.Cleanup(func() { s.helmUpgrade(context.Background(), "argo.instanceID=") })
 	bl := s.argoBulkLoad(ctx, name, dir)
 	s.createBulkLoad(ctx, bl)
 	s.waitPickedUp(ctx, name)

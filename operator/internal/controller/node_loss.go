@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -136,9 +137,13 @@ func (r *BulkLoadReconciler) checkBuildNodes(ctx context.Context, s *scope) (boo
 func (r *BulkLoadReconciler) buildNodeLost(ctx context.Context, s *scope, lost *nodeLoss, pods []placedPod, claims []*corev1.PersistentVolumeClaim) error {
 	st := &s.bl.Status
 	step := s.obs.Step
+	pods, err := r.podsOnLostNode(ctx, s, lost.node, pods)
+	if err != nil {
+		return err
+	}
 	var podNames, claimNames []string
 	for _, p := range pods {
-		step = p.Step
+		step = cmp.Or(p.Step, step)
 		podNames = append(podNames, p.Pod)
 		s.forceDelete = append(s.forceDelete, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.bl.Namespace, Name: p.Pod}})
 	}
@@ -169,6 +174,28 @@ func (r *BulkLoadReconciler) buildNodeLost(ctx context.Context, s *scope, lost *
 		"revision", st.SourceRevision, "pods", podNames, "replacedVolumes", claimNames)
 	r.event(s, corev1.EventTypeWarning, status.ReasonNodeLost, "attempt %d of revision %s: %s", st.Attempt, st.SourceRevision, msg)
 	return r.buildFailed(ctx, s, &workflowObservation{Done: true, Failure: f, FinishedAt: s.now, Step: f.Step})
+}
+
+// podsOnLostNode adds to the step pods Argo's status places on the lost node those it does
+// not name yet: its status lags the pods (a node lost right after a step's pod started), and
+// a pod left on the node keeps the volumes it mounts from being released. The workflow's pods
+// are read uncached; finished ones hold nothing.
+func (r *BulkLoadReconciler) podsOnLostNode(ctx context.Context, s *scope, node string, placed []placedPod) ([]placedPod, error) {
+	if s.workflow == nil {
+		return placed, nil
+	}
+	pods := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(s.bl.Namespace), client.MatchingLabels{argoWorkflowLabel: s.workflow.Name}); err != nil {
+		return nil, fmt.Errorf("cannot list the pods of workflow %s: %w", s.workflow.Name, err)
+	}
+	for _, pod := range pods.Items {
+		if pod.Spec.NodeName != node || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
+			slices.ContainsFunc(placed, func(p placedPod) bool { return p.Pod == pod.Name }) {
+			continue
+		}
+		placed = append(placed, placedPod{Pod: pod.Name, Node: node})
+	}
+	return placed, nil
 }
 
 // checkServedNode follows spec.serving.onNodeLoss when the served volume is node-local

@@ -137,6 +137,40 @@ func TestBuildOnALostNodeStartsAnotherAttempt(t *testing.T) {
 	g.Expect(bl.Status.SourceRevision).To(Equal(rev))
 }
 
+// A node lost right after a step's pod started, before Argo's status names the pod: the
+// workflow's pod on that node is removed all the same (it would keep the volumes it mounts
+// from being released, and the next attempt would wait for them forever).
+func TestALostNodesPodIsRemovedBeforeArgoNamesIt(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	node := "node-b-" + ns
+	setNode(t, node, corev1.ConditionTrue, time.Now())
+	bl := newBulkLoad(ns, "node-loss-unnamed")
+	bl.Spec.Serving = nil
+	bl.Spec.Build.NodeLossGracePeriod = &metav1.Duration{Duration: time.Minute}
+	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
+	key := client.ObjectKeyFromObject(bl)
+	bl, wf := waitForWorkflow(t, key)
+	rev := bl.Status.SourceRevision
+	nodeLocalVolume(t, client.ObjectKey{Namespace: ns, Name: specs.DataClaimName(bl, rev)}, node)
+	argo := argoControllerStandIn{t: t}
+	argo.setSteps(client.ObjectKeyFromObject(wf), wfv1.WorkflowRunning, "", stepsUpTo(specs.StepLoad), []podTry{{phase: wfv1.NodeRunning}}, "")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: wf.Name + "-load-1", Labels: map[string]string{argoWorkflowLabel: wf.Name}},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "loader"}}},
+	}
+	g.Expect(k8s.Create(ctx, pod)).To(Succeed())
+
+	setNode(t, node, corev1.ConditionUnknown, time.Now().Add(-2*time.Minute))
+	poke(t, key)
+	eventually(t, func(g Gomega) {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the pod on the lost node is still there (%v)", err)
+		g.Expect(eventReasons(g, getBulkLoad(g, key))[status.ReasonNodeLost]).To(ContainSubstring(pod.Name + " is removed"))
+	})
+}
+
 // A node-local served volume whose node is lost: Wait says so and waits; Rebuild
 // builds the revision again (its snapshot was lost with the node) and serves the new one.
 func TestServedVolumeOnALostNode(t *testing.T) {

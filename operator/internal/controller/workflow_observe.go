@@ -302,6 +302,9 @@ func podName(wf *wfv1.Workflow, n *wfv1.NodeStatus) string {
 	return fmt.Sprintf("%s-%d", prefix, h.Sum32())
 }
 
+// argoWorkflowLabel is the label by which Argo marks the pods of a workflow with its name.
+const argoWorkflowLabel = "workflows.argoproj.io/workflow"
+
 // argoPodNameFormat is the workflow annotation in which Argo records its pod naming scheme.
 const argoPodNameFormat = "workflows.argoproj.io/pod-name-format"
 

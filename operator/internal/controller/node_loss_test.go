@@ -78,16 +78,14 @@ func nodeLocalVolume(t *testing.T, claim client.ObjectKey, node string) {
 	}
 }
 
-// A build whose node stays NotReady past build.nodeLossGracePeriod ends its attempt
-// (NodeLost, an event) and the next attempt runs on new volumes: the node-local ones
-// bound to the lost node cannot be resumed from.
-func TestBuildOnALostNodeStartsAnotherAttempt(t *testing.T) {
-	startController(t)
-	ns := newNamespace(t)
+// loadingOnNode starts a build (serving nothing, a minute's node-loss grace) whose volumes are
+// bound to node and whose load step Argo reports running, its pod on podNode ("": Argo's
+// status does not name a node yet).
+func loadingOnNode(t *testing.T, ns, name, node, podNode string) (client.ObjectKey, *rdfv1.BulkLoad, *wfv1.Workflow) {
+	t.Helper()
 	g := NewWithT(t)
-	node := "node-a-" + ns
 	setNode(t, node, corev1.ConditionTrue, time.Now())
-	bl := newBulkLoad(ns, "node-loss")
+	bl := newBulkLoad(ns, name)
 	bl.Spec.Serving = nil
 	bl.Spec.Build.NodeLossGracePeriod = &metav1.Duration{Duration: time.Minute}
 	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
@@ -97,7 +95,20 @@ func TestBuildOnALostNodeStartsAnotherAttempt(t *testing.T) {
 	nodeLocalVolume(t, client.ObjectKey{Namespace: ns, Name: specs.DataClaimName(bl, rev)}, node)
 	nodeLocalVolume(t, client.ObjectKey{Namespace: ns, Name: specs.ScratchClaimName(bl, rev)}, node)
 	argo := argoControllerStandIn{t: t}
-	argo.setSteps(client.ObjectKeyFromObject(wf), wfv1.WorkflowRunning, "", stepsUpTo(specs.StepLoad), []podTry{{phase: wfv1.NodeRunning, node: node}}, "")
+	argo.setSteps(client.ObjectKeyFromObject(wf), wfv1.WorkflowRunning, "", stepsUpTo(specs.StepLoad), []podTry{{phase: wfv1.NodeRunning, node: podNode}}, "")
+	return key, bl, wf
+}
+
+// A build whose node stays NotReady past build.nodeLossGracePeriod ends its attempt
+// (NodeLost, an event) and the next attempt runs on new volumes: the node-local ones
+// bound to the lost node cannot be resumed from.
+func TestBuildOnALostNodeStartsAnotherAttempt(t *testing.T) {
+	startController(t)
+	ns := newNamespace(t)
+	g := NewWithT(t)
+	node := "node-a-" + ns
+	key, bl, wf := loadingOnNode(t, ns, "node-loss", node, node)
+	rev := bl.Status.SourceRevision
 	data, scratch := buildClaims(g, bl, rev)
 
 	// NotReady for less than the grace: the build goes on.
@@ -145,17 +156,7 @@ func TestALostNodesPodIsRemovedBeforeArgoNamesIt(t *testing.T) {
 	ns := newNamespace(t)
 	g := NewWithT(t)
 	node := "node-b-" + ns
-	setNode(t, node, corev1.ConditionTrue, time.Now())
-	bl := newBulkLoad(ns, "node-loss-unnamed")
-	bl.Spec.Serving = nil
-	bl.Spec.Build.NodeLossGracePeriod = &metav1.Duration{Duration: time.Minute}
-	g.Expect(k8s.Create(ctx, bl)).To(Succeed())
-	key := client.ObjectKeyFromObject(bl)
-	bl, wf := waitForWorkflow(t, key)
-	rev := bl.Status.SourceRevision
-	nodeLocalVolume(t, client.ObjectKey{Namespace: ns, Name: specs.DataClaimName(bl, rev)}, node)
-	argo := argoControllerStandIn{t: t}
-	argo.setSteps(client.ObjectKeyFromObject(wf), wfv1.WorkflowRunning, "", stepsUpTo(specs.StepLoad), []podTry{{phase: wfv1.NodeRunning}}, "")
+	key, _, wf := loadingOnNode(t, ns, "node-loss-unnamed", node, "")
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: wf.Name + "-load-1", Labels: map[string]string{argoWorkflowLabel: wf.Name}},
 		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "main", Image: "loader"}}},

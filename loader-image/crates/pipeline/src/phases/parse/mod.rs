@@ -326,6 +326,30 @@ enum ParsedQuad {
     Conflict(Rejected),
 }
 
+impl ParsedQuad {
+    /// How a chunk's or a whole file's parse goes on after a statement: a refused literal is
+    /// kept for the caller to place (and stops a strict load), a conflict goes to `on_reject`.
+    fn settle(
+        self,
+        refused: &mut Vec<unreadable::Refused>,
+        strict: bool,
+        on_reject: &mut dyn FnMut(Rejected) -> Result<(), Stop>,
+    ) -> Result<(), Stop> {
+        match self {
+            ParsedQuad::Stored => Ok(()),
+            ParsedQuad::Refused(r) => {
+                refused.push(r);
+                if strict {
+                    Err(Stop)
+                } else {
+                    Ok(())
+                }
+            }
+            ParsedQuad::Conflict(r) => on_reject(r),
+        }
+    }
+}
+
 fn example(
     sh: &ParseShared<'_>,
     file: usize,

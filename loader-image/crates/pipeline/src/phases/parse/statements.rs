@@ -9,7 +9,7 @@ use rdf_input::{parse_chunk, parse_terse_from, ChunkEnd, Rejected, TerseChunk};
 use bulkload_storage::encode::{Encoder, FastEncoder};
 use bulkload_storage::unreadable;
 
-use super::{blank_scope, ParseShared, ParsedQuad, Stop, WorkerOutput};
+use super::{blank_scope, ParseShared, Stop, WorkerOutput};
 use crate::error::LoadError;
 use crate::options::OnError;
 
@@ -51,18 +51,7 @@ pub(super) fn parse_terse_chunk(
                 w.locate(suffix)
             };
             let parsed = sh.store_parsed(&q, file, locate, enc, &mut scope.borrow_mut(), &mut out.borrow_mut())?;
-            match parsed {
-                ParsedQuad::Stored => Ok(()),
-                ParsedQuad::Refused(r) => {
-                    refused.push(r);
-                    if strict {
-                        Err(Stop)
-                    } else {
-                        Ok(())
-                    }
-                }
-                ParsedQuad::Conflict(r) => (on_reject.borrow_mut())(r),
-            }
+            parsed.settle(&mut refused, strict, &mut **on_reject.borrow_mut())
         },
         &mut |r| (on_reject.borrow_mut())(r),
         Some(&mut |st: &[FastStatement<'_>]| {

@@ -5,7 +5,7 @@ use rdf_input::{parse_file, Rejected};
 use bulkload_storage::encode::Encoder;
 use bulkload_storage::unreadable;
 
-use super::{blank_scope, file_base_iri, ParseShared, ParsedQuad, Stop, WorkerOutput};
+use super::{blank_scope, file_base_iri, ParseShared, Stop, WorkerOutput};
 use crate::input::{open_input, ReadAhead};
 use crate::options::OnError;
 
@@ -43,18 +43,11 @@ pub(super) fn parse_whole_job(
                 return Err(Stop);
             }
             let locate = |suffix: &str| window.borrow_mut().locate(suffix);
-            match sh.store_parsed(&q, file, locate, enc, &mut scope, out)? {
-                ParsedQuad::Stored => Ok(()),
-                ParsedQuad::Refused(r) => {
-                    refused.push(r);
-                    if strict {
-                        Err(Stop)
-                    } else {
-                        Ok(())
-                    }
-                }
-                ParsedQuad::Conflict(r) => (on_reject.borrow_mut())(r),
-            }
+            sh.store_parsed(&q, file, locate, enc, &mut scope, out)?.settle(
+                &mut refused,
+                strict,
+                &mut **on_reject.borrow_mut(),
+            )
         },
         |r| (on_reject.borrow_mut())(r),
     );
